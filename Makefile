@@ -1,0 +1,49 @@
+# kopsible — one-command set-up. `make demo` runs the lifecycle on the local AWS emulator;
+# `make test` runs every test. Both install what is missing (venv, Python packages, kops, bind9).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+COLLECTION_LINK := .cache/collections/ansible_collections/kopsible/kops
+export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.cache/collections
+export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
+export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/.cache/bin:$(PATH)
+
+.PHONY: all setup venv collection kops sysdeps demo test test-unit test-integration bench lint clean
+
+all: test
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+collection:
+	@mkdir -p $(dir $(COLLECTION_LINK))
+	@ln -sfn $(CURDIR) $(COLLECTION_LINK)
+
+kops:
+	@scripts/ensure_kops.sh >/dev/null
+
+sysdeps:
+	@scripts/ensure_system_deps.sh
+
+setup: venv collection kops sysdeps
+
+demo: setup
+	$(PY) scripts/demo.py
+
+test: setup
+	$(PY) -m pytest tests
+
+test-unit: venv collection
+	$(PY) -m pytest tests/unit
+
+test-integration: setup
+	$(PY) -m pytest tests/integration
+
+clean:
+	rm -rf .cache/collections .pytest_cache out

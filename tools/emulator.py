@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Start the local AWS emulator (a moto server) on loopback, as a separate process.
+
+Usage::
+
+    python tools/emulator.py [--host 127.0.0.1] [--port 5000] [--port-file PATH]
+
+With ``--port 0`` a free port is chosen; the chosen URL is printed on stdout as
+``EMULATOR_URL=http://127.0.0.1:PORT`` and, with ``--port-file``, written to that file.
+
+Before serving, the launcher applies the fixes in :mod:`emulator_patches` (each one restores an
+AWS behaviour that kops relies on and moto gets wrong; see docs/emulator.md) and points moto at
+``tools/emulator_amis.json`` so the Ubuntu image of the kops channel exists.
+"""
+import argparse
+import os
+import socket
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def free_port(host):
+    """Return a TCP port number (int) that is free on ``host`` right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def merged_amis_file():
+    """Write moto's default AMIs plus ``emulator_amis.json`` to a temp file; return its path.
+
+    moto replaces (not extends) its AMI list when ``MOTO_AMIS_PATH`` is set, so the defaults are
+    read from moto's packaged resource and our images (the kops channel's Ubuntu) appended.
+    """
+    import gzip
+    import json
+    import importlib.util
+    import tempfile
+
+    # Found without importing moto.ec2: its import reads MOTO_AMIS_PATH, which is not set yet.
+    moto_dir = os.path.dirname(importlib.util.find_spec("moto").origin)
+    resources = os.path.join(moto_dir, "ec2", "resources")
+    with gzip.open(os.path.join(resources, "amis.json.gz"), "rt") as handle:
+        amis = json.load(handle)
+    with open(os.path.join(HERE, "emulator_amis.json")) as handle:
+        amis.extend(json.load(handle))
+    fd, path = tempfile.mkstemp(prefix="kopsible-amis-", suffix=".json")
+    with os.fdopen(fd, "w") as handle:
+        json.dump(amis, handle)
+    return path
+
+
+def main(argv=None):
+    """Parse arguments, patch moto, and serve until killed. Returns the process exit code."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=5000)
+    parser.add_argument("--port-file")
+    args = parser.parse_args(argv)
+    if not args.host.startswith("127.") and args.host not in ("localhost", "::1"):
+        parser.error("--host must be a loopback address")
+
+    os.environ.setdefault("MOTO_AMIS_PATH", merged_amis_file())
+    os.environ.setdefault("MOTO_IAM_LOAD_MANAGED_POLICIES", "true")
+    sys.path.insert(0, HERE)
+    import emulator_patches  # noqa: E402  (after MOTO_* env is set: moto reads it at import)
+
+    emulator_patches.apply_all()
+
+    port = args.port or free_port(args.host)
+    url = "http://%s:%d" % (args.host, port)
+    if args.port_file:
+        with open(args.port_file, "w") as handle:
+            handle.write(url + "\n")
+    print("EMULATOR_URL=%s" % url, flush=True)
+
+    from moto.server import main as moto_main
+
+    moto_main(["-H", args.host, "-p", str(port)])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

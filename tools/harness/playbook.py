@@ -1,0 +1,108 @@
+"""Run real ``ansible-playbook`` against the emulator and return per-task results as data."""
+import json
+import os
+import subprocess
+import tempfile
+
+import yaml
+
+from .emulator import ROOT
+
+
+class PlaybookRun:
+    """Outcome of one ``ansible-playbook`` run.
+
+    ``rc`` (int), ``stdout``/``stderr`` (str), ``results``: list of ``(task name, result dict)`` for
+    localhost in run order (from the ansible.posix.json callback), ``stats`` (dict).
+    """
+
+    def __init__(self, rc, stdout, stderr):
+        self.rc, self.stdout, self.stderr = rc, stdout, stderr
+        self.results, self.stats = [], {}
+        try:
+            data = json.loads(stdout[stdout.index("{"):])
+        except ValueError:
+            return
+        self.stats = data.get("stats", {})
+        for play in data.get("plays", []):
+            for task in play.get("tasks", []):
+                for host, result in task.get("hosts", {}).items():
+                    self.results.append((task["task"]["name"], result))
+
+    def result(self, name=None):
+        """The result dict of the task called ``name`` (the last task when None). KeyError if absent."""
+        if name is None:
+            return self.results[-1][1]
+        for task_name, result in self.results:
+            if task_name == name:
+                return result
+        raise KeyError("no task named %r; tasks: %s" % (name, [n for n, _ in self.results]))
+
+    @property
+    def failed(self):
+        return self.rc != 0
+
+
+def ansible_env(emulator=None, extra=None):
+    """Environment for ansible-playbook: the collection path, config, and the emulator's AWS env."""
+    env = dict(os.environ)
+    env.update(
+        ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".cache", "collections"),
+        ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
+        ANSIBLE_NOCOLOR="1",
+        ANSIBLE_DEPRECATION_WARNINGS="0",
+        ANSIBLE_LOCALHOST_WARNING="0",
+        ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
+    )
+    env["PATH"] = os.pathsep.join([os.path.join(ROOT, ".cache", "bin"), os.path.dirname(_python()), env.get("PATH", "")])
+    if emulator is not None:
+        env.update(emulator.aws_env())
+    if extra:
+        env.update(extra)
+    return env
+
+
+def _python():
+    import sys
+
+    return sys.executable
+
+
+def run_playbook(tasks=None, playbook=None, emulator=None, check=False, diff=False, extra_vars=None,
+                 env=None, verbosity=0, timeout=1800, module_defaults=True):
+    """Run ``ansible-playbook`` on localhost and return a :class:`PlaybookRun`.
+
+    :param tasks: list of task dicts; wrapped in a play on localhost with ``module_defaults`` that
+        point ``group/aws`` and ``group/kopsible.kops.kops`` at the emulator (the way a user would).
+    :param playbook: path of an existing playbook instead of ``tasks``.
+    :param check / diff: add ``--check`` / ``--diff``.
+    :param extra_vars: dict passed as ``-e @file``.
+    """
+    workdir = tempfile.mkdtemp(prefix="kopsible-play-")
+    if tasks is not None:
+        play = {"hosts": "localhost", "gather_facts": False, "tasks": tasks}
+        if module_defaults and emulator is not None:
+            aws = {"endpoint_url": emulator.url, "region": "us-east-1",
+                   "access_key": emulator.aws_env()["AWS_ACCESS_KEY_ID"],
+                   "secret_key": emulator.aws_env()["AWS_SECRET_ACCESS_KEY"]}
+            play["module_defaults"] = {"group/aws": aws, "group/kopsible.kops.kops": aws}
+        playbook = os.path.join(workdir, "play.yml")
+        with open(playbook, "w") as handle:
+            yaml.safe_dump([play], handle)
+    cmd = [os.path.join(os.path.dirname(_python()), "ansible-playbook"), "-i", "localhost,", "-c", "local",
+           "-e", "ansible_python_interpreter=" + _python(), playbook]
+    if extra_vars:
+        vars_file = os.path.join(workdir, "vars.json")
+        with open(vars_file, "w") as handle:
+            json.dump(extra_vars, handle)
+        cmd += ["-e", "@" + vars_file]
+    if check:
+        cmd.append("--check")
+    if diff:
+        cmd.append("--diff")
+    if verbosity:
+        cmd.append("-" + "v" * verbosity)
+    run_env = ansible_env(emulator, env)
+    run_env["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=timeout, cwd=ROOT)
+    return PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
