@@ -25,6 +25,28 @@ def _norm(value):
     return str(value).lower().rstrip(".")
 
 
+def split_server(entry, default_port=53):
+    """Split a server given as ``IP``, ``IP:PORT`` or ``[IPv6]:PORT`` into ``(ip, port)``.
+
+    :raises ValueError: a port that is not a number in 1..65535.
+    """
+    entry = entry.strip()
+    host, port = entry, default_port
+    if entry.startswith("["):
+        host, _, rest = entry[1:].partition("]")
+        if rest.startswith(":"):
+            port = rest[1:]
+    elif entry.count(":") == 1:
+        host, port = entry.split(":")
+    try:
+        port = int(port)
+    except ValueError:
+        raise ValueError("%r: the port must be a number" % entry)
+    if not 1 <= port <= 65535:
+        raise ValueError("%r: the port must be between 1 and 65535" % entry)
+    return host, port
+
+
 def resolve_addresses(hosts, timeout=5.0):
     """Map name-server host names to IP addresses with the system resolver.
 
@@ -77,12 +99,12 @@ def soa_from_child(server, port, name, timeout):
     return None
 
 
-def check_once(name, expected_ns, parent_servers, child_servers, port=53, timeout=3.0):
+def check_once(name, expected_ns, parent_servers, child_servers, timeout=3.0):
     """One pass of both checks.
 
     :param name: the delegated subdomain (normalised str).
     :param expected_ns: the child zone's name servers (list of str, normalised).
-    :param parent_servers / child_servers: IP addresses (list of str) to query.
+    :param parent_servers / child_servers: servers to query (list of ``(ip, port)`` tuples).
     :returns: dict ``{'ok': bool, 'parent': {ip: [ns...] | 'error'}, 'child': {ip: soa | 'error'},
         'problems': [str]}``.
     """
@@ -92,9 +114,10 @@ def check_once(name, expected_ns, parent_servers, child_servers, port=53, timeou
         result["problems"].append("no parent name server address to query")
     if not child_servers:
         result["problems"].append("no child name server address to query")
-    for server in parent_servers:
+    for address, port in parent_servers:
+        server = "%s:%d" % (address, port)
         try:
-            got = ns_from_parent(server, port, name, timeout)
+            got = ns_from_parent(address, port, name, timeout)
         except Exception as exc:
             result["parent"][server] = "error: %s" % exc
             result["problems"].append("parent server %s: %s" % (server, exc))
@@ -106,9 +129,10 @@ def check_once(name, expected_ns, parent_servers, child_servers, port=53, timeou
             result["problems"].append(
                 "parent server %s delegates %s to %s, expected %s" % (server, name, ", ".join(got), ", ".join(expected))
             )
-    for server in child_servers:
+    for address, port in child_servers:
+        server = "%s:%d" % (address, port)
         try:
-            soa = soa_from_child(server, port, name, timeout)
+            soa = soa_from_child(address, port, name, timeout)
         except Exception as exc:
             result["child"][server] = "error: %s" % exc
             result["problems"].append("child server %s: %s" % (server, exc))
@@ -120,7 +144,7 @@ def check_once(name, expected_ns, parent_servers, child_servers, port=53, timeou
     return result
 
 
-def verify_delegation(name, expected_ns, parent_servers, child_servers, port=53, timeout=60.0, interval=2.0):
+def verify_delegation(name, expected_ns, parent_servers, child_servers, timeout=60.0, interval=1.0):
     """Repeat :func:`check_once` until it passes or ``timeout`` seconds pass (a fresh delegation often
     fails at first while the change propagates).
 
@@ -130,8 +154,7 @@ def verify_delegation(name, expected_ns, parent_servers, child_servers, port=53,
     attempts = 0
     while True:
         attempts += 1
-        result = check_once(name, expected_ns, parent_servers, child_servers, port=port,
-                            timeout=min(3.0, max(timeout, 0.5)))
+        result = check_once(name, expected_ns, parent_servers, child_servers, timeout=min(3.0, max(timeout, 0.5)))
         elapsed = time.monotonic() - start
         if result["ok"] or elapsed + interval > timeout:
             result["attempts"] = attempts

@@ -92,18 +92,18 @@ options:
     default: 60
   nameservers:
     description:
-      - IP addresses to ask for the delegation instead of the parent zone's own name servers
-        (for a split-horizon set-up or a local test server).
+      - Servers to ask for the delegation instead of the parent zone's own name servers
+        (for a split-horizon set-up or a local test server), each C(IP) or C(IP:PORT) (C([IPv6]:PORT)).
     type: list
     elements: str
   child_nameservers:
     description:
-      - IP addresses to ask for the subdomain's SOA instead of its own name servers.
+      - Servers (C(IP) or C(IP:PORT)) to ask for the subdomain's SOA instead of its own name servers.
         Defaults to O(nameservers) when that is given.
     type: list
     elements: str
   port:
-    description: UDP/TCP port of the name servers queried by O(verify_dns).
+    description: UDP/TCP port of the name servers queried by O(verify_dns) when an entry names none.
     type: int
     default: 53
 extends_documentation_fragment:
@@ -247,6 +247,12 @@ def check_params(module):
                              ("verify_timeout", 1, 86400), ("port", 1, 65535)):
         if not low <= params[field] <= high:
             module.fail_json(msg="%s: must be between %d and %d, got %d" % (field, low, high, params[field]))
+    for field in ("nameservers", "child_nameservers"):
+        for entry in params[field] or []:
+            try:
+                dns_check.split_server(entry, params["port"])
+            except ValueError as exc:
+                module.fail_json(msg="%s: %s" % (field, exc))
     if params["private"] and not params["vpc_id"] and params["state"] == "present":
         module.fail_json(msg="vpc_id: required when private is true (a private zone belongs to a VPC)")
     if params["parent_zone"] and params["name"] == params["parent_zone"]:
@@ -290,19 +296,27 @@ def child_name_servers(client, zone):
     return route53.record_summary(record)["values"] if record else []
 
 
-def verify(module, params, parent, name_servers, parent_record):
+def servers(entries, port):
+    """``[(ip, port)]`` from option entries (``IP`` or ``IP:PORT``); the caller validated them."""
+    return [dns_check.split_server(e, port) for e in entries]
+
+
+def verify(module, params, name_servers, parent_record):
     """Run the DNS verification; returns (verified bool, details dict)."""
+    port = params["port"]
     if params["nameservers"]:
-        parent_ips, errors = list(params["nameservers"]), []
+        parent_ips, errors = servers(params["nameservers"], port), []
     else:
         parent_ns = route53.record_summary(parent_record)["values"] if parent_record else []
-        parent_ips, errors = dns_check.resolve_addresses(parent_ns)
+        ips, errors = dns_check.resolve_addresses(parent_ns)
+        parent_ips = [(ip, port) for ip in ips]
     if params["child_nameservers"] or params["nameservers"]:
-        child_ips, child_errors = list(params["child_nameservers"] or params["nameservers"]), []
+        child_ips, child_errors = servers(params["child_nameservers"] or params["nameservers"], port), []
     else:
-        child_ips, child_errors = dns_check.resolve_addresses(name_servers)
+        ips, child_errors = dns_check.resolve_addresses(name_servers)
+        child_ips = [(ip, port) for ip in ips]
     result = dns_check.verify_delegation(params["name"], name_servers, parent_ips, child_ips,
-                                         port=params["port"], timeout=params["verify_timeout"])
+                                         timeout=params["verify_timeout"])
     result["problems"] = errors + child_errors + result["problems"]
     result["ok"] = result["ok"] and not (errors or child_errors)
     return result["ok"], result
@@ -354,7 +368,7 @@ def ensure_present(module, client, params):
             result["verification"] = {"ok": None, "problems": ["skipped: check mode with pending changes"]}
         else:
             parent_record = route53.get_record(client, parent["id"], parent["name"], "NS")
-            result["verified"], result["verification"] = verify(module, params, parent, name_servers, parent_record)
+            result["verified"], result["verification"] = verify(module, params, name_servers, parent_record)
             if not result["verified"]:
                 module.fail_json(msg="DNS verification of %s failed after %ss: %s" % (
                     params["name"], result["verification"]["seconds"], "; ".join(result["verification"]["problems"])), **result)
