@@ -1,8 +1,12 @@
 """Targeted fixes to moto's backends so that the emulator answers as AWS does where kops needs it.
 
-Each fix restores one documented AWS behaviour; docs/emulator.md lists the exact call, what moto
-does and what AWS does, and tests/unit/test_emulator_patches.py pins each one.
+Each fix restores one documented AWS behaviour that moto 5.2.5 gets wrong and that kops v1.36.2
+relies on; none of them changes what kops does. docs/emulator.md lists, per fix, the exact call,
+what moto does, what AWS does and how kops reacts; tests/integration/test_emulator_patches.py pins
+each one through boto3 over HTTP. They are applied by tools/emulator.py before the server starts.
 """
+import base64
+import hashlib
 
 PATCHES = []
 
@@ -20,3 +24,234 @@ def apply_all():
         func()
         applied.append(func.__name__)
     return applied
+
+
+@patch
+def describe_warm_pool_of_missing_group_is_validation_error():
+    """autoscaling:DescribeWarmPool on a group that does not exist.
+
+    moto: IndexError -> HTTP 500 (kops retries ~10 min, then every preview of a new group fails).
+    AWS: HTTP 400 ValidationError, which kops' WarmPool.Find treats as "no warm pool yet"
+    (upup/pkg/fi/cloudup/awstasks/warmpool.go).
+    """
+    from moto.autoscaling.exceptions import ValidationError
+    from moto.autoscaling.models import AutoScalingBackend
+
+    original = AutoScalingBackend.describe_warm_pool
+
+    def describe_warm_pool(self, group_name):
+        if not self.describe_auto_scaling_groups([group_name]):
+            raise ValidationError("AutoScalingGroup name not found - AutoScalingGroup %s not found" % group_name)
+        return original(self, group_name)
+
+    AutoScalingBackend.describe_warm_pool = describe_warm_pool
+
+
+@patch
+def launch_template_version_user_data_is_base64():
+    """ec2:CreateLaunchTemplateVersion with UserData.
+
+    moto: stores the raw string, unlike CreateLaunchTemplate; a later RunInstances from that
+    version fails its ``isinstance(Base64EncodedString)`` check -> HTTP 500, so an Auto Scaling
+    group can no longer launch (scale-up and rolling update silently shrink the group).
+    AWS: UserData of every version is base64 text, decoded the same way.
+    """
+    from moto.core.types import Base64EncodedString
+    from moto.ec2.models.launch_templates import LaunchTemplate
+    from moto.ec2.utils import parse_user_data
+
+    original = LaunchTemplate.create_version
+
+    def create_version(self, data, description):
+        user_data = data.get("UserData") if isinstance(data, dict) else None
+        if user_data is not None and not isinstance(user_data, Base64EncodedString):
+            data = dict(data, UserData=parse_user_data(data["UserData"]))
+        return original(self, data, description)
+
+    LaunchTemplate.create_version = create_version
+
+
+@patch
+def group_instances_keep_their_launch_template_version():
+    """autoscaling:DescribeAutoScalingGroups, Instances[].LaunchTemplate.Version, and launches.
+
+    moto: a group launches instances from the template's *default* version whatever version the
+    group names (e.g. ``$Latest``), and every instance then reports the template's *current*
+    default version; so after kops writes a new version, no instance ever looks out of date and
+    ``kops rolling-update`` finds nothing to do. It also puts every instance in the first subnet.
+    AWS: the group launches from the version it names; each instance keeps the version it was
+    launched from (kops compares ``id:version``, upup/pkg/fi/cloudup/awsup/aws_cloud.go
+    findInstanceLaunchConfiguration); new instances are balanced across the group's subnets/AZs.
+    """
+    from moto.autoscaling import models as asg
+
+    def launch_template(self):
+        group = self.auto_scaling_group
+        if group is None or group.ec2_launch_template is None:
+            return None
+        version = _instance_tag(self.instance, "aws:ec2launchtemplate:version")
+        return {
+            "LaunchTemplateId": group.ec2_launch_template.id,
+            "LaunchTemplateName": group.ec2_launch_template.name,
+            "Version": version or str(group.ec2_launch_template.default_version_number),
+        }
+
+    asg.InstanceState.launch_template = property(launch_template)
+
+    original = asg.FakeAutoScalingGroup.replace_autoscaling_group_instances
+
+    def replace_autoscaling_group_instances(self, count_needed, propagated_tags):
+        if not self.ec2_launch_template:
+            return original(self, count_needed, propagated_tags)
+        subnets = [s for s in (self.vpc_zone_identifier or "").split(",") if s]
+        for _ in range(count_needed):
+            _launch_one(self, propagated_tags, subnets)
+
+    asg.FakeAutoScalingGroup.replace_autoscaling_group_instances = replace_autoscaling_group_instances
+
+
+def _instance_tag(instance, key):
+    """Value (str) of tag ``key`` on an EC2 instance model, or None."""
+    for tag in instance.get_tags():
+        if tag.get("key") == key:
+            return tag.get("value")
+    return None
+
+
+def _launch_one(group, propagated_tags, subnets):
+    """Launch one instance of ``group`` from its named template version, in its least used subnet."""
+    from moto.autoscaling.models import ASG_NAME_TAG, InstanceState
+
+    tags = dict(propagated_tags)
+    tags[ASG_NAME_TAG] = group.name
+    tags.update(group.instance_tags)
+    version = group.ec2_launch_template.get_version(group.launch_template_version)
+    subnet_id, zone = None, group.availability_zones[0] if group.availability_zones else None
+    if subnets:
+        used = {}
+        for state in group.instance_states:
+            used[state.instance.subnet_id] = used.get(state.instance.subnet_id, 0) + 1
+        subnet_id = min(subnets, key=lambda s: (used.get(s, 0), subnets.index(s)))
+        zone = group.ec2_backend.get_subnet(subnet_id).availability_zone
+    reservation = group.autoscaling_backend.ec2_backend.run_instances(
+        version.image_id, 1, version.user_data, group.security_groups,
+        instance_type=version.instance_type, tags={"instance": tags}, placement=zone,
+        launch_config=None,
+        launch_template={"LaunchTemplateId": group.ec2_launch_template.id, "Version": str(version.number)},
+        is_instance_type_default=False, associate_public_ip=None, subnet_id=subnet_id,
+    )
+    for instance in reservation.instances:
+        instance.autoscaling_group = group
+        group.instance_states.append(
+            InstanceState(instance, protected_from_scale_in=group.new_instances_protected_from_scale_in))
+
+
+@patch
+def subnet_private_dns_attributes_are_stored():
+    """ec2:ModifySubnetAttribute with PrivateDnsHostnameTypeOnLaunch, EnableResourceNameDnsAAAARecordOnLaunch
+    or EnableDns64.
+
+    moto: ignores them, so DescribeSubnets keeps HostnameType ``ip-name`` and kops plans
+    ``Subnet ResourceBasedNaming false -> true`` on every update (a no-op run never looks clean).
+    AWS: stores them in PrivateDnsNameOptionsOnLaunch / EnableDns64.
+    """
+    from moto.ec2.responses.subnets import Subnets
+
+    original = Subnets.modify_subnet_attribute
+
+    def modify_subnet_attribute(self):
+        subnet = self.ec2_backend.get_subnet(self._get_param("SubnetId"))
+        hostname_type = self._get_param("PrivateDnsHostnameTypeOnLaunch")
+        if hostname_type:
+            subnet.private_dns_name_options_on_launch["HostnameType"] = hostname_type
+        aaaa = self._get_param("EnableResourceNameDnsAAAARecordOnLaunch.Value")
+        if aaaa is not None:
+            subnet.private_dns_name_options_on_launch["EnableResourceNameDnsAAAARecord"] = _bool(aaaa)
+        dns64 = self._get_param("EnableDns64.Value")
+        if dns64 is not None:
+            subnet.enable_dns64 = _bool(dns64)
+        return original(self)
+
+    Subnets.modify_subnet_attribute = modify_subnet_attribute
+
+
+def _bool(value):
+    return value if isinstance(value, bool) else str(value).lower() == "true"
+
+
+@patch
+def imported_ed25519_key_fingerprint_is_openssh_sha256():
+    """ec2:ImportKeyPair / DescribeKeyPairs, KeyFingerprint of an imported ED25519 key.
+
+    moto: colon-separated hex SHA-256 of the DER SubjectPublicKeyInfo.
+    AWS: "the base64-encoded SHA-256 digest, which is the default for OpenSSH" (KeyPairInfo docs),
+    i.e. ``SHA256:`` + unpadded base64 of the SHA-256 of the key blob, which kops computes
+    (pkg/pki/sshkey.go ComputeAWSKeyFingerprint); otherwise every update plans an SSHKey change.
+    """
+    from moto.ec2.models.key_pairs import KeyPairBackend
+
+    original = KeyPairBackend.import_key_pair
+
+    def import_key_pair(self, key_name, public_key_material, tags):
+        keypair = original(self, key_name, public_key_material, tags)
+        if keypair.key_type == "ed25519":
+            material = public_key_material.decode() if isinstance(public_key_material, bytes) else public_key_material
+            blob = base64.b64decode(material.split()[1])
+            keypair.key_fingerprint = "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+        return keypair
+
+    KeyPairBackend.import_key_pair = import_key_pair
+
+
+@patch
+def deleting_a_subnet_drops_its_route_table_associations():
+    """ec2:DeleteSubnet then ec2:DeleteRouteTable.
+
+    moto: the subnet's route-table association survives it, so DeleteRouteTable answers
+    DependencyViolation and ``kops delete cluster --yes`` retries for ~10 minutes, then gives up.
+    AWS: deleting a subnet removes its route-table associations with it, and the table can then go.
+    """
+    from moto.ec2.models.subnets import SubnetBackend
+
+    original = SubnetBackend.delete_subnet
+
+    def delete_subnet(self, subnet_id):
+        subnet = original(self, subnet_id)
+        for table in getattr(self, "route_tables", {}).values():
+            for association_id, target in list(table._associations.items()):
+                if target == subnet_id:
+                    del table._associations[association_id]
+        return subnet
+
+    SubnetBackend.delete_subnet = delete_subnet
+
+
+@patch
+def deleting_a_vpc_keeps_its_dhcp_options_set():
+    """ec2:DeleteVpc then ec2:DeleteDhcpOptions.
+
+    moto: DeleteVpc also deletes the VPC's DHCP options set, so kops' later DeleteDhcpOptions
+    answers InvalidDhcpOptionID.NotFound and ``kops delete cluster --yes`` retries until it gives up.
+    AWS: a DHCP options set outlives the VPC it was associated with (it is only disassociated)
+    and is deleted on its own, which is what kops does (pkg/resources/aws/aws.go).
+    """
+    from moto.ec2.models.vpcs import VPCBackend
+
+    original = VPCBackend.delete_vpc
+
+    def delete_vpc(self, vpc_id):
+        vpc = self.vpcs.get(vpc_id)
+        options = vpc.dhcp_options if vpc is not None else None
+        if vpc is not None:
+            vpc.dhcp_options = None
+        try:
+            result = original(self, vpc_id)
+        except Exception:
+            if vpc is not None:
+                vpc.dhcp_options = options
+            raise
+        if options is not None:
+            options.vpc = None
+        return result
+
+    VPCBackend.delete_vpc = delete_vpc
