@@ -68,8 +68,11 @@ def _python():
     return sys.executable
 
 
+KOPS_MODULES = ("kops_cluster", "kops_instancegroup", "rolling_update", "kops_cluster_info")
+
+
 def run_playbook(tasks=None, playbook=None, emulator=None, check=False, diff=False, extra_vars=None,
-                 env=None, verbosity=0, timeout=1800, module_defaults=True):
+                 env=None, verbosity=0, timeout=1800, module_defaults=True, kops=None):
     """Run ``ansible-playbook`` on localhost and return a :class:`PlaybookRun`.
 
     :param tasks: list of task dicts; wrapped in a play on localhost with ``module_defaults`` that
@@ -77,6 +80,8 @@ def run_playbook(tasks=None, playbook=None, emulator=None, check=False, diff=Fal
     :param playbook: path of an existing playbook instead of ``tasks``.
     :param check / diff: add ``--check`` / ``--diff``.
     :param extra_vars: dict passed as ``-e @file``.
+    :param kops: dict of options (e.g. ``kops_binary``, ``kops_env``, ``state_store``) added to the
+        module_defaults of every kops module.
     """
     workdir = tempfile.mkdtemp(prefix="kopsible-play-")
     if tasks is not None:
@@ -86,6 +91,8 @@ def run_playbook(tasks=None, playbook=None, emulator=None, check=False, diff=Fal
                    "access_key": emulator.aws_env()["AWS_ACCESS_KEY_ID"],
                    "secret_key": emulator.aws_env()["AWS_SECRET_ACCESS_KEY"]}
             play["module_defaults"] = {"group/aws": aws, "group/kopsible.kops.kops": aws}
+            for name in [m for m in KOPS_MODULES if os.path.exists(os.path.join(ROOT, "plugins", "modules", m + ".py"))] if kops else ():
+                play["module_defaults"]["kopsible.kops." + name] = dict(kops)
         playbook = os.path.join(workdir, "play.yml")
         with open(playbook, "w") as handle:
             yaml.safe_dump([play], handle)

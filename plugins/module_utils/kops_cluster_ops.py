@@ -1,0 +1,191 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The kops command sequences behind kops_cluster, one method per kops command, each returning data.
+
+:class:`ClusterOps` wraps a :class:`~kops_runner.KopsRunner`; every method raises
+:class:`~kops_runner.KopsError` when kops fails (except a missing cluster, which is ``None``).
+"""
+import hashlib
+import json
+import os
+
+import yaml
+
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import get_path, normalize_version
+
+
+def check_version_change(current, desired):
+    """The kOps upgrade rule: Kubernetes moves forward at most one minor version at a time and never
+    back (docs/operations/updates_and_upgrades.md; kube's version skew policy).
+
+    :param current / desired: version strings (``1.34.1``, ``v1.35.0``); ``current`` may be None.
+    :returns: None when allowed, else a message (str) naming ``kubernetes_version``.
+    """
+    if not current:
+        return None
+    old = kops_rules.kubernetes_version(current, "current version")
+    new = kops_rules.kubernetes_version(desired)
+    if new[:2] == old[:2]:
+        if new < old:
+            return "kubernetes_version: %s is older than the running %s; downgrades are refused (allow_version_skip: true to force)" % (
+                normalize_version(desired), normalize_version(current))
+        return None
+    if new < old:
+        return "kubernetes_version: %s is older than the running %s; downgrades are refused (allow_version_skip: true to force)" % (
+            normalize_version(desired), normalize_version(current))
+    if new[0] != old[0] or new[1] - old[1] > 1:
+        return ("kubernetes_version: %s skips a minor version from %s; upgrade one minor version at a time "
+                "(%d.%d.x first) or set allow_version_skip: true" % (normalize_version(desired), normalize_version(current), old[0], old[1] + 1))
+    return None
+
+
+def cluster_facts(cluster):
+    """Key facts of a Cluster manifest (dict) for results and inventories."""
+    spec = (cluster or {}).get("spec") or {}
+    subnets = spec.get("subnets") or []
+    members = []
+    for etcd in spec.get("etcdClusters") or []:
+        if etcd.get("name") == "main":
+            members = [m.get("instanceGroup", "") for m in etcd.get("etcdMembers") or []]
+    return {
+        "kubernetes_version": spec.get("kubernetesVersion"),
+        "dns_zone": spec.get("dnsZone"),
+        "zones": sorted({s.get("zone") for s in subnets if s.get("zone")}),
+        "control_plane_groups": members,
+        "cloud_labels": spec.get("cloudLabels") or {},
+        "topology": sorted({s.get("type") for s in subnets if s.get("type")}),
+        "network_cidr": spec.get("networkCIDR"),
+        "api_name": spec.get("masterPublicName"),
+    }
+
+
+class ClusterOps(object):
+    """kops commands for one state store. ``route53`` is a callable returning a boto3 Route53 client
+    (made lazily: only deletion checks need it)."""
+
+    def __init__(self, runner, state_store, route53=None):
+        self.runner = runner
+        self.state_store = state_store
+        self._route53 = route53
+
+    def get_cluster(self, name):
+        """The stored Cluster (dict) or None when kops says it does not exist. One kops call."""
+        try:
+            out = self.runner.run(["get", "cluster", name, "-o", "json"]).stdout
+        except KopsError as exc:
+            if exc.not_found:
+                return None
+            raise
+        return kops_output.parse_get_json(out)[0]
+
+    def get_instance_groups(self, name):
+        """The cluster's InstanceGroups (list of dicts). One kops call."""
+        out = self.runner.run(["get", "instancegroups", "--name", name, "-o", "json"]).stdout
+        return kops_output.parse_get_json(out) if out.strip() else []
+
+    @staticmethod
+    def ig_summary(doc):
+        spec = doc.get("spec") or {}
+        return {"name": get_path(doc, ("metadata", "name")), "role": spec.get("role"),
+                "min_size": spec.get("minSize"), "max_size": spec.get("maxSize"),
+                "machine_type": spec.get("machineType"), "zones": spec.get("subnets") or spec.get("zones") or []}
+
+    def create_dry_run(self, args):
+        """``kops create cluster ... --dry-run -o yaml``: the manifests kops would create (list of dicts)."""
+        return kops_output.parse_yaml_documents(self.runner.run(args + ["--dry-run", "-o", "yaml"]).stdout)
+
+    def create(self, args):
+        """``kops create cluster ...`` (writes the spec; kops then previews the cloud plan). Returns that plan."""
+        return kops_output.parse_update_plan(self.runner.run(args).stdout)
+
+    def replace(self, manifest):
+        """``kops replace -f -`` with ``manifest`` (dict)."""
+        self.runner.run(["replace", "-f", "-"], stdin=yaml.safe_dump(manifest, default_flow_style=False))
+
+    def plan(self, name):
+        """``kops update cluster NAME`` (dry run): the parsed plan."""
+        return kops_output.parse_update_plan(self.runner.run(["update", "cluster", "--name", name]).stdout)
+
+    def apply(self, name):
+        """``kops update cluster NAME --yes``, without touching kubeconfig (export is separate)."""
+        return self.runner.run(["update", "cluster", "--name", name, "--yes", "--create-kube-config=false"]).stdout
+
+    def write_terraform(self, name, out):
+        """``kops update cluster --target terraform --out DIR --yes``; ``changed`` compares the files' hashes."""
+        before = _tree_hash(out)
+        self.runner.run(["update", "cluster", "--name", name, "--target", "terraform", "--out", out, "--yes",
+                         "--create-kube-config=false"])
+        after = _tree_hash(out)
+        return {"out": out, "changed": before != after, "files": sorted(_tree_files(out))}
+
+    def export_kubeconfig(self, name, path, admin, check_mode):
+        """``kops export kubecfg NAME --admin=DURATION`` into ``path``; returns ``{'path', 'changed'}`` (never the content)."""
+        target = path or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+        if check_mode:
+            return {"path": target, "changed": True, "note": "not written in check mode"}
+        before = _file_hash(target)
+        args = ["export", "kubecfg", name, "--admin=%s" % admin]
+        if path:
+            args += ["--kubeconfig", path]
+        self.runner.run(args)
+        return {"path": target, "changed": before != _file_hash(target)}
+
+    def validate(self, name, wait, control_plane_zones, zones):
+        """``kops validate cluster --wait DURATION -o json``; returns the parsed result plus ``problems`` (list of str)."""
+        result = self.runner.run(["validate", "cluster", "--name", name, "--wait", wait, "-o", "json"], check=False)
+        try:
+            parsed = kops_output.parse_validate(result.stdout)
+        except ValueError:
+            message = kops_output.error_message(result.stderr) or "no output"
+            return {"ok": False, "failures": [], "nodes": [], "attempts": 0,
+                    "problems": ["the Kubernetes API of %s did not answer: %s" % (name, message)]}
+        parsed["topology"] = kops_output.check_topology(parsed["nodes"], control_plane_zones or [], zones or [])
+        parsed["problems"] = ["%s %s: %s" % (f.get("type"), f.get("name"), f.get("message")) for f in parsed["failures"]]
+        parsed["problems"] += parsed["topology"]["problems"]
+        parsed["ok"] = parsed["ok"] and not parsed["topology"]["problems"] and result.rc == 0
+        return parsed
+
+    def delete(self, name, yes):
+        """``kops delete cluster NAME [--yes]``; the parsed report (resources deleted or to delete)."""
+        args = ["delete", "cluster", "--name", name] + (["--yes"] if yes else [])
+        return kops_output.parse_delete_report(self.runner.run(args).stdout)
+
+    def records_left(self, name, zone_name):
+        """Records in hosted zone ``zone_name`` whose name is ``name`` or under it (list of summaries)."""
+        from ansible_collections.kopsible.kops.plugins.module_utils import route53
+
+        client = self._route53()
+        zones = [z for z in route53.list_zones(client) if z["name"] == zone_name.rstrip(".").lower()]
+        left = []
+        for zone in zones:
+            for record in route53.list_records(client, zone["id"]):
+                summary = route53.record_summary(record)
+                if summary["name"] == name or summary["name"].endswith("." + name):
+                    left.append(summary)
+        return left
+
+
+def _file_hash(path):
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except (IOError, OSError):
+        return None
+
+
+def _tree_files(root):
+    found = []
+    for base, _, files in os.walk(root or ""):
+        for name in files:
+            found.append(os.path.relpath(os.path.join(base, name), root))
+    return found
+
+
+def _tree_hash(root):
+    digest = hashlib.sha256()
+    for rel in sorted(_tree_files(root)):
+        digest.update(rel.encode())
+        digest.update((_file_hash(os.path.join(root, rel)) or "").encode())
+    return digest.hexdigest()

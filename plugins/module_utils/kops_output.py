@@ -1,0 +1,232 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Parsers for kops output, one per format (pure functions of text; no I/O).
+
+Formats are those of kops v1.36.2; each parser names the kops file that prints what it reads.
+Fixtures captured from the real binary live in tests/unit/fixtures/kops-1.36.2/.
+"""
+import json
+import re
+
+import yaml
+
+_PLAN_SECTIONS = (
+    ("Will create resources:", "create"),
+    ("Will modify resources:", "modify"),
+    ("Items will be deleted during update:", "delete"),
+    ("Items will be deleted only when the --prune flag is specified:", "prune"),
+)
+_CHANGE_RE = re.compile(r"^(?P<old>.*?) -> (?P<new>.*)$")
+
+
+def empty_plan():
+    """A plan with nothing to do: ``{'create': [], 'modify': [], 'delete': [], 'prune': [], 'changed': False}``."""
+    return {"create": [], "modify": [], "delete": [], "prune": [], "changed": False}
+
+
+def parse_update_plan(stdout):
+    """Parse the dry-run output of ``kops update cluster`` (upup/pkg/fi/dryrun_target.go).
+
+    :param stdout: str, kops' standard output.
+    :returns: dict with lists ``create``, ``modify``, ``delete``, ``prune`` and bool ``changed``.
+        ``create`` items: ``{'resource': 'Type/name', 'type', 'name', 'fields': {field: value}}``;
+        ``modify`` items: ``{'resource', 'type', 'name', 'changes': {field: {'old', 'new'}}}``, where a
+        multi-line change (a manifest or user data diff) has ``{'diff': [lines]}`` instead;
+        ``delete``/``prune`` items: ``{'resource': 'Type', 'name': item}``.
+        ``changed`` is False only for a plan with no items (kops prints ``No changes need to be applied``).
+    """
+    plan = empty_plan()
+    section = None
+    current = None
+    field = None
+    for raw in stdout.splitlines():
+        header = [key for text, key in _PLAN_SECTIONS if raw.strip() == text]
+        if header:
+            section, current, field = header[0], None, None
+            continue
+        if section is None or not raw.strip():
+            continue
+        if raw.startswith("Must specify --yes") or raw.startswith("No changes need"):
+            section = None
+            continue
+        if section in ("delete", "prune"):
+            parts = raw.strip().split(None, 1)
+            plan[section].append({"resource": parts[0], "name": parts[1] if len(parts) > 1 else ""})
+            continue
+        if raw.startswith("  ") and not raw.startswith("  \t"):
+            resource = raw.strip()
+            rtype, _, name = resource.partition("/")
+            current = {"resource": resource, "type": rtype, "name": name}
+            current["fields" if section == "create" else "changes"] = {}
+            plan[section].append(current)
+            field = None
+            continue
+        if current is None or not raw.startswith("  \t"):
+            continue
+        cells = raw[3:].split("\t", 1)
+        name = cells[0].strip()
+        value = cells[1].strip() if len(cells) > 1 else ""
+        if section == "create":
+            if name:
+                current["fields"][name] = value
+            continue
+        if name:
+            field = name
+            match = _CHANGE_RE.match(value)
+            current["changes"][field] = {"old": match.group("old"), "new": match.group("new")} if match else {"diff": []}
+            if not match and value:
+                current["changes"][field]["diff"].append(value)
+        elif field is not None:
+            entry = current["changes"][field]
+            entry.setdefault("diff", [])
+            if len(cells) > 1:
+                entry["diff"].append(cells[1].rstrip())
+    plan["changed"] = any(plan[key] for key in ("create", "modify", "delete"))
+    return plan
+
+
+def summarize_plan(plan):
+    """One line per planned item, e.g. ``modify AutoscalingGroup/nodes...: MaxSize 2 -> 3, MinSize 2 -> 3`` (list of str)."""
+    lines = []
+    for item in plan.get("create", []):
+        lines.append("create %s" % item["resource"])
+    for item in plan.get("modify", []):
+        parts = []
+        for field, change in sorted(item["changes"].items()):
+            parts.append("%s %s -> %s" % (field, change["old"], change["new"]) if "old" in change else "%s (changed)" % field)
+        lines.append("modify %s: %s" % (item["resource"], ", ".join(parts)))
+    for item in plan.get("delete", []):
+        lines.append("delete %s %s" % (item["resource"], item["name"]))
+    return lines
+
+
+def parse_table(text):
+    """Parse a kops table (util/pkg/tables/format.go: tabwriter, tab-padded, cells may be empty).
+
+    :returns: list of dicts keyed by the upper-case header names, values str (empty cells ``''``).
+        Lines after the first blank line that follows the table (e.g. ``Must specify --yes``) are ignored.
+    """
+    lines = [l.expandtabs(8) for l in text.splitlines()]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    if not lines:
+        return []
+    header = lines[0]
+    starts = [m.start() for m in re.finditer(r"\S+", header)]
+    names = header.split()
+    rows = []
+    for line in lines[1:]:
+        if not line.strip():
+            break
+        row = {}
+        for index, name in enumerate(names):
+            end = starts[index + 1] if index + 1 < len(starts) else None
+            row[name] = line[starts[index]:end].strip() if starts[index] < len(line) else ""
+        rows.append(row)
+    return rows
+
+
+def parse_rolling_update(stdout):
+    """Parse ``kops rolling-update cluster`` output (pkg/instancegroups/rollingupdate.go table).
+
+    :returns: ``{'groups': [{'name', 'status', 'need_update', 'ready', 'min', 'target', 'max', 'nodes'?}],
+        'required': bool}``; counts are int. ``required`` is False after ``No rolling-update required.``
+    """
+    groups = []
+    for row in parse_table(stdout):
+        group = {"name": row["NAME"], "status": row["STATUS"]}
+        for key, column in (("need_update", "NEEDUPDATE"), ("ready", "READY"), ("min", "MIN"),
+                            ("target", "TARGET"), ("max", "MAX"), ("nodes", "NODES")):
+            if column in row:
+                group[key] = int(row[column]) if row[column].isdigit() else 0
+        groups.append(group)
+    required = "No rolling-update required." not in stdout and any(g["need_update"] for g in groups)
+    return {"groups": groups, "required": required}
+
+
+def parse_json_objects(text):
+    """All JSON values concatenated in ``text`` (list); ``kops validate --wait -o json`` prints one per attempt."""
+    decoder = json.JSONDecoder()
+    values, index = [], 0
+    text = text.strip()
+    while index < len(text):
+        while index < len(text) and text[index].isspace():
+            index += 1
+        if index >= len(text):
+            break
+        value, index = decoder.raw_decode(text, index)
+        values.append(value)
+    return values
+
+
+def parse_validate(stdout):
+    """Parse ``kops validate cluster -o json`` (cmd/kops/validate_cluster.go), keeping the last attempt.
+
+    :returns: ``{'failures': [...], 'nodes': [...], 'ok': bool, 'attempts': int}``; kops omits empty keys.
+    :raises ValueError: no JSON object in the output.
+    """
+    objects = [o for o in parse_json_objects(stdout) if isinstance(o, dict)]
+    if not objects:
+        raise ValueError("kops validate printed no JSON result")
+    last = objects[-1]
+    failures = last.get("failures") or []
+    return {"failures": failures, "nodes": last.get("nodes") or [], "ok": not failures, "attempts": len(objects)}
+
+
+def parse_get_json(stdout):
+    """Parse ``kops get ... -o json``: a list always (kops prints one object for one name, else an array)."""
+    value = json.loads(stdout)
+    return value if isinstance(value, list) else [value]
+
+
+def parse_yaml_documents(stdout):
+    """Parse ``kops get ... -o yaml`` / ``create --dry-run -o yaml``: documents separated by ``---`` (list of dicts)."""
+    return [doc for doc in yaml.safe_load_all(stdout) if doc]
+
+
+def parse_delete_report(stdout):
+    """Parse ``kops delete cluster`` output (cmd/kops/delete_cluster.go).
+
+    :returns: ``{'resources': [{'type', 'name', 'id'}], 'deleted': bool, 'nothing_to_delete': bool}``.
+        Without ``--yes`` the resources are the ones kops would delete; with ``--yes``, ``deleted``
+        is True after ``Deleted cluster: "NAME"``.
+    """
+    resources = []
+    lines = stdout.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith("TYPE") and "NAME" in line and "ID" in line:
+            for row in parse_table("\n".join(lines[index:])):
+                resources.append({"type": row.get("TYPE", ""), "name": row.get("NAME", ""), "id": row.get("ID", "")})
+            break
+    return {"resources": resources, "deleted": bool(re.search(r'^Deleted cluster: "', stdout, re.M)),
+            "nothing_to_delete": "No cloud resources to delete" in stdout}
+
+
+def error_message(stderr):
+    """The ``Error: ...`` message kops printed (str), or the last non-log line of stderr, or ''."""
+    lines = [l for l in stderr.splitlines() if l.strip()]
+    for line in reversed(lines):
+        if line.startswith("Error: "):
+            return line[len("Error: "):].strip()
+    plain = [l for l in lines if not re.match(r"^[IWE]\d{4} ", l)]
+    return plain[-1].strip() if plain else ""
+
+
+def check_topology(nodes, control_plane_zones, zones):
+    """The topology the kOps guide asks for, checked on validate's ``nodes`` list.
+
+    :param nodes: ``[{'name', 'zone', 'role', 'status'}]`` from :func:`parse_validate`.
+    :returns: ``{'control_plane_zones': [...], 'node_zones': [...], 'problems': [str]}``: control-plane
+        nodes must sit in as many distinct zones as ``control_plane_zones``; workers in at least two
+        zones when more than one zone is given.
+    """
+    cp_zones = sorted({n.get("zone") for n in nodes if n.get("role") in ("control-plane", "master", "ControlPlane")})
+    node_zones = sorted({n.get("zone") for n in nodes if n.get("role") in ("node", "Node")})
+    problems = []
+    if control_plane_zones and len(cp_zones) < len(set(control_plane_zones)):
+        problems.append("control-plane nodes run in %d zone(s) (%s), expected %d (%s)" % (
+            len(cp_zones), ", ".join(cp_zones) or "none", len(set(control_plane_zones)), ", ".join(sorted(set(control_plane_zones)))))
+    if len(set(zones or [])) > 1 and len(node_zones) < 2:
+        problems.append("worker nodes run in %d zone(s) (%s); expected at least 2 of %s" % (
+            len(node_zones), ", ".join(node_zones) or "none", ", ".join(sorted(set(zones)))))
+    return {"control_plane_zones": cp_zones, "node_zones": node_zones, "problems": problems}

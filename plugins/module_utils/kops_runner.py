@@ -1,0 +1,166 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""The one door to the kops binary: argv, environment, timeouts, and errors as :class:`KopsError`.
+
+Modules never start kops themselves; they build a :class:`KopsRunner` with :func:`runner_from_params`
+(AWS options of the module -> kops environment, see :func:`kops_environment`) and call
+:meth:`KopsRunner.run`. Credentials travel only in the child's environment, never in argv, results
+or error messages.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import error_message
+
+DEFAULT_TIMEOUT = 1800
+SECRET_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
+              "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY")
+
+
+class KopsError(Exception):
+    """kops failed. ``message`` is kops' own ``Error: ...`` text; ``command`` the argv (list of str,
+    no secrets); ``rc`` the exit code (int, -1 on timeout); ``stderr`` the last 4000 characters."""
+
+    def __init__(self, message, command=None, rc=None, stderr="", stdout=""):
+        super(KopsError, self).__init__(message)
+        self.message = message
+        self.command = command or []
+        self.rc = rc
+        self.stderr = stderr[-4000:]
+        self.stdout = stdout[-4000:]
+
+    @property
+    def not_found(self):
+        """True when kops said the cluster or instance group does not exist (and nothing else went wrong)."""
+        text = self.message.lower()
+        return ("cluster not found" in text or ('" not found' in text and "kops.k8s.io" in text)
+                or text.startswith("instancegroup") and "not found" in text)
+
+    def to_result(self):
+        """Fields for ``fail_json`` (dict)."""
+        return {"kops_command": self.command, "rc": self.rc, "stderr": self.stderr}
+
+
+class KopsResult(object):
+    """One finished kops run: ``argv`` (list), ``rc`` (int), ``stdout``/``stderr`` (str), ``seconds`` (float)."""
+
+    def __init__(self, argv, rc, stdout, stderr, seconds):
+        self.argv, self.rc, self.stdout, self.stderr, self.seconds = argv, rc, stdout, stderr, seconds
+
+
+def kops_environment(state_store=None, region=None, endpoint_url=None, access_key=None, secret_key=None,
+                     session_token=None, profile=None, kubeconfig=None, extra=None, base=None):
+    """The environment for a kops child process (dict of str).
+
+    Starts from ``base`` (default ``os.environ``) and sets, only where a value is given:
+    ``KOPS_STATE_STORE``; ``AWS_REGION``; ``AWS_PROFILE`` or ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``/
+    ``AWS_SESSION_TOKEN``; ``KUBECONFIG``. With an ``endpoint_url`` (or ``AWS_ENDPOINT_URL`` in ``base``),
+    also ``AWS_ENDPOINT_URL``, ``AWS_EC2_METADATA_DISABLED=true`` and the S3 variables kops' state store
+    needs for a custom endpoint (util/pkg/vfs/s3context.go: ``S3_ENDPOINT``, ``S3_ACCESS_KEY_ID``,
+    ``S3_SECRET_ACCESS_KEY``, ``S3_REGION``): ``AWS_ENDPOINT_URL_S3`` alone fails in kops.
+    ``extra`` (dict) is applied last (e.g. ``KOPS_BASE_URL``, ``KOPS_FEATURE_FLAGS``).
+    """
+    env = dict(os.environ if base is None else base)
+    if state_store:
+        env["KOPS_STATE_STORE"] = state_store
+    if region:
+        env["AWS_REGION"] = region
+        env.setdefault("AWS_DEFAULT_REGION", region)
+    if profile:
+        env["AWS_PROFILE"] = profile
+        for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+            env.pop(key, None)
+    if access_key:
+        env["AWS_ACCESS_KEY_ID"] = access_key
+    if secret_key:
+        env["AWS_SECRET_ACCESS_KEY"] = secret_key
+    if session_token:
+        env["AWS_SESSION_TOKEN"] = session_token
+    if kubeconfig:
+        env["KUBECONFIG"] = kubeconfig
+    endpoint = endpoint_url or env.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        env["AWS_ENDPOINT_URL"] = endpoint
+        env.setdefault("AWS_EC2_METADATA_DISABLED", "true")
+        env["S3_ENDPOINT"] = endpoint
+        env["S3_REGION"] = region or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
+        if env.get("AWS_ACCESS_KEY_ID"):
+            env["S3_ACCESS_KEY_ID"] = env["AWS_ACCESS_KEY_ID"]
+        if env.get("AWS_SECRET_ACCESS_KEY"):
+            env["S3_SECRET_ACCESS_KEY"] = env["AWS_SECRET_ACCESS_KEY"]
+    for key, value in (extra or {}).items():
+        env[str(key)] = str(value)
+    return env
+
+
+def find_binary(binary):
+    """Absolute path of ``binary`` (a path or a name on PATH). Raises KopsError when there is none."""
+    path = binary if os.sep in binary else shutil.which(binary)
+    if not path or not os.access(path, os.X_OK):
+        raise KopsError("kops_binary: %r is not an executable file or a command on PATH; install kops "
+                        "(role kopsible.kops.kops_binary) or give its path" % binary)
+    return path
+
+
+class KopsRunner(object):
+    """Runs kops with one environment and records every invocation.
+
+    :param binary: path or command name of kops.
+    :param env: environment dict from :func:`kops_environment`.
+    :param timeout: default seconds per command (int).
+    ``calls`` lists ``{'argv', 'rc', 'seconds'}`` per run, for results and benchmarks.
+    """
+
+    def __init__(self, binary="kops", env=None, timeout=DEFAULT_TIMEOUT):
+        self.binary = binary
+        self.env = env if env is not None else kops_environment()
+        self.timeout = timeout
+        self.calls = []
+
+    def run(self, args, stdin=None, timeout=None, check=True):
+        """Run ``kops ARGS``; returns :class:`KopsResult`.
+
+        :param args: list of str after the binary.
+        :param stdin: str fed to standard input (e.g. a manifest for ``replace -f -``).
+        :raises KopsError: non-zero exit (when ``check``), timeout, or a binary that cannot start.
+        """
+        argv = [find_binary(self.binary)] + [str(a) for a in args]
+        shown = ["kops"] + argv[1:]
+        start = time.monotonic()
+        try:
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    env=self.env, universal_newlines=True, start_new_session=True)
+        except OSError as exc:
+            raise KopsError("could not start kops: %s" % exc, shown)
+        try:
+            stdout, stderr = proc.communicate(stdin, timeout=timeout or self.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+            self.calls.append({"argv": shown, "rc": -1, "seconds": round(time.monotonic() - start, 3)})
+            raise KopsError("kops did not finish within %ss" % (timeout or self.timeout), shown, -1, stderr, stdout)
+        seconds = round(time.monotonic() - start, 3)
+        self.calls.append({"argv": shown, "rc": proc.returncode, "seconds": seconds})
+        if check and proc.returncode != 0:
+            message = error_message(stderr) or "kops exited with %d" % proc.returncode
+            raise KopsError(message, shown, proc.returncode, stderr, stdout)
+        return KopsResult(shown, proc.returncode, stdout, stderr, seconds)
+
+
+def runner_from_module(module, state_store, kubeconfig=None):
+    """A :class:`KopsRunner` for an ``AnsibleAWSModule`` whose params include the kops doc fragment options.
+
+    AWS settings come from the module's standard AWS options (``region``, ``endpoint_url``,
+    ``access_key``, ``secret_key``, ``session_token``, ``profile``) and their environment fallbacks.
+    """
+    from ansible_collections.amazon.aws.plugins.module_utils.botocore import get_aws_connection_info
+
+    region, endpoint_url, boto = get_aws_connection_info(module)
+    env = kops_environment(state_store=state_store, region=region, endpoint_url=endpoint_url,
+                           access_key=boto.get("aws_access_key_id"), secret_key=boto.get("aws_secret_access_key"),
+                           session_token=boto.get("aws_session_token"), profile=boto.get("profile_name"),
+                           kubeconfig=kubeconfig, extra=module.params.get("kops_env"))
+    return KopsRunner(module.params.get("kops_binary") or "kops", env, module.params.get("kops_timeout") or DEFAULT_TIMEOUT)

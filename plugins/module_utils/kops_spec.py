@@ -1,0 +1,144 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Desired-vs-current for kOps manifests (Cluster, InstanceGroup in kops.k8s.io/v1alpha2): build the
+object to write, and the field-level diff that decides whether anything is written at all.
+
+Pure functions on dicts; the objects are what ``kops get ... -o json`` returns and ``kops replace -f``
+accepts.
+"""
+import copy
+
+# Module option -> path in a v1alpha2 Cluster (pkg/apis/kops/v1alpha2/cluster.go json tags).
+CLUSTER_FIELDS = {
+    "kubernetes_version": ("spec", "kubernetesVersion"),
+    "cloud_labels": ("spec", "cloudLabels"),
+    "channel": ("spec", "channel"),
+    "admin_access": ("spec", "kubernetesApiAccess"),
+    "ssh_access": ("spec", "sshAccess"),
+}
+
+# Fields the server fills in, never compared or written back.
+SERVER_FIELDS = (("metadata", "creationTimestamp"), ("metadata", "generation"), ("metadata", "resourceVersion"),
+                 ("metadata", "uid"), ("status",))
+
+
+def get_path(obj, path, default=None):
+    """Value at ``path`` (tuple of keys) in nested dicts, or ``default``."""
+    for key in path:
+        if not isinstance(obj, dict) or key not in obj:
+            return default
+        obj = obj[key]
+    return obj
+
+
+def set_path(obj, path, value):
+    """Set ``path`` (tuple of keys) in nested dicts, creating dicts on the way; ``None`` removes the key."""
+    for key in path[:-1]:
+        obj = obj.setdefault(key, {})
+    if value is None:
+        obj.pop(path[-1], None)
+    else:
+        obj[path[-1]] = value
+
+
+def deep_merge(base, patch):
+    """A copy of ``base`` with ``patch`` merged in: dicts merge recursively, anything else (lists,
+    scalars) replaces, and a ``None`` value removes the key (the way a strategic merge deletes)."""
+    result = copy.deepcopy(base) if isinstance(base, dict) else {}
+    for key, value in (patch or {}).items():
+        if value is None:
+            result.pop(key, None)
+        elif isinstance(value, dict) and isinstance(result.get(key), dict):
+            result[key] = deep_merge(result[key], value)
+        else:
+            result[key] = copy.deepcopy(value)
+    return result
+
+
+def strip_server_fields(obj):
+    """A copy of a manifest without fields the server owns (creation timestamp, status...)."""
+    obj = copy.deepcopy(obj)
+    for path in SERVER_FIELDS:
+        parent = get_path(obj, path[:-1]) if len(path) > 1 else obj
+        if isinstance(parent, dict):
+            parent.pop(path[-1], None)
+    return obj
+
+
+def diff_paths(before, after, prefix=""):
+    """Field-level differences between two manifests.
+
+    :returns: list of ``{'path': 'spec.kubernetesVersion', 'before': old, 'after': new}`` sorted by
+        path; a missing side is ``None``. Lists are compared whole.
+    """
+    changes = []
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(set(before) | set(after)):
+            path = "%s.%s" % (prefix, key) if prefix else str(key)
+            changes.extend(diff_paths(before.get(key), after.get(key), path))
+    elif before != after:
+        changes.append({"path": prefix, "before": before, "after": after})
+    return changes
+
+
+def normalize_version(version):
+    """Kubernetes versions are stored without a leading ``v`` (``v1.34.1`` -> ``1.34.1``)."""
+    return version[1:] if version and version.startswith("v") else version
+
+
+def cluster_overrides(params):
+    """``{path tuple: value}`` for each convergeable cluster option that was given (not None)."""
+    overrides = {}
+    for option, path in CLUSTER_FIELDS.items():
+        value = params.get(option)
+        if value is None:
+            continue
+        if option == "kubernetes_version":
+            value = normalize_version(value)
+        if option == "cloud_labels":
+            value = {str(k): str(v) for k, v in value.items()}
+        overrides[path] = value
+    return overrides
+
+
+def desired_object(current, overrides=None, raw_spec=None):
+    """The manifest to write: ``current`` (server fields stripped) with ``raw_spec`` deep-merged into
+    ``spec`` and then each override applied. ``current`` itself is not modified."""
+    desired = strip_server_fields(current)
+    if raw_spec:
+        desired["spec"] = deep_merge(desired.get("spec") or {}, raw_spec)
+    for path, value in (overrides or {}).items():
+        set_path(desired, path, copy.deepcopy(value))
+    return desired
+
+
+def create_cluster_args(name, params, ssh_key_path=None):
+    """argv (list of str) for ``kops create cluster`` from the kops_cluster options (cmd/kops/create_cluster.go flags).
+
+    Options left ``None`` are not passed, so kops applies its own defaults.
+    """
+    args = ["create", "cluster", "--name", name, "--cloud", params.get("cloud") or "aws"]
+    joined = (("zones", "--zones"), ("control_plane_zones", "--control-plane-zones"),
+              ("admin_access", "--admin-access"), ("ssh_access", "--ssh-access"), ("network_cidr", "--network-cidr"),
+              ("subnets", "--subnets"), ("utility_subnets", "--utility-subnets"))
+    for option, flag in joined:
+        value = params.get(option)
+        if value:
+            args += [flag, ",".join(value if isinstance(value, list) else [value])]
+    plain = (("control_plane_count", "--control-plane-count"), ("node_count", "--node-count"),
+             ("node_size", "--node-size"), ("control_plane_size", "--control-plane-size"),
+             ("kubernetes_version", "--kubernetes-version"), ("networking", "--networking"),
+             ("topology", "--topology"), ("dns", "--dns"), ("dns_zone", "--dns-zone"), ("image", "--image"),
+             ("control_plane_image", "--control-plane-image"), ("node_image", "--node-image"),
+             ("vpc", "--vpc"), ("api_loadbalancer_type", "--api-loadbalancer-type"), ("channel", "--channel"))
+    for option, flag in plain:
+        value = params.get(option)
+        if value is not None and value != "":
+            args += [flag, str(value)]
+    if params.get("bastion"):
+        args.append("--bastion")
+    if params.get("cloud_labels"):
+        args += ["--cloud-labels", ",".join("%s=%s" % (k, v) for k, v in sorted(params["cloud_labels"].items()))]
+    if ssh_key_path:
+        args += ["--ssh-public-key", ssh_key_path]
+    return args

@@ -1,0 +1,496 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+---
+module: kops_cluster
+short_description: Create, converge, apply, validate and delete a kOps cluster
+version_added: 0.1.0
+description:
+  - Drives the real C(kops) binary to manage one cluster in a kOps state store.
+  - O(state=present) on a missing cluster runs C(kops create cluster) with the given options; on an
+    existing one it compares the convergeable fields (O(kubernetes_version), O(cloud_labels),
+    O(channel), O(admin_access), O(ssh_access), and any O(spec) fragment) with the stored cluster spec
+    and writes only when they differ (C(kops replace)). Options that only shape a new cluster (zones,
+    counts, sizes, networking, topology...) are ignored for an existing one, with a warning when they differ.
+  - With O(apply=true), runs the C(kops update cluster) dry run and applies (C(--yes)) only when the
+    plan is not empty; C(changed) follows the plan. O(target=terraform) writes Terraform into O(out) instead.
+  - O(state=absent) runs C(kops delete cluster --yes) and then checks the cluster's hosted zone: no
+    record under the cluster's name may remain.
+  - Check mode writes nothing (state store, AWS, kubeconfig); it returns the spec kops would create
+    (C(create cluster --dry-run -o yaml)) or the spec diff and the current cloud plan.
+  - Every option is checked before kops runs; a broken rule fails naming the option.
+author:
+  - kopsible maintainers
+options:
+  name:
+    description:
+      - Cluster name, a fully qualified DNS name such as C(mycluster01.kopsclustertest.example.org),
+        or a gossip name ending in C(.k8s.local).
+    type: str
+    required: true
+  state:
+    description: Whether the cluster should exist.
+    type: str
+    choices: [present, absent]
+    default: present
+  cloud:
+    description: Cloud provider passed to C(kops create cluster).
+    type: str
+    default: aws
+  zones:
+    description: Availability zones for the nodes (all in one region). Required to create a cluster.
+    type: list
+    elements: str
+  control_plane_zones:
+    description: Availability zones for the control plane; an odd number (etcd quorum).
+    type: list
+    elements: str
+  control_plane_count:
+    description: Number of control-plane nodes (default one per control-plane zone).
+    type: int
+  node_count:
+    description: Total number of worker nodes at creation (kops spreads them over per-zone instance groups).
+    type: int
+  node_size:
+    description: Instance type of the workers, e.g. C(t3.medium).
+    type: str
+  control_plane_size:
+    description: Instance type of the control-plane nodes.
+    type: str
+  kubernetes_version:
+    description:
+      - Kubernetes version, C(1.34.1) or C(v1.34.1). On an existing cluster it is converged, one minor
+        version forward at a time; a downgrade or a skipped minor version fails unless O(allow_version_skip=true).
+    type: str
+  allow_version_skip:
+    description: Allow a Kubernetes version change that skips a minor version or goes backwards.
+    type: bool
+    default: false
+  networking:
+    description: Networking mode (kops' C(--networking), default cilium).
+    type: str
+  topology:
+    description: C(public) or C(private) subnets.
+    type: str
+    choices: [public, private]
+  bastion:
+    description: Add a bastion instance group (private topology).
+    type: bool
+    default: false
+  dns:
+    description: DNS type, C(public), C(private) or C(none).
+    type: str
+    choices: [public, private, none]
+  dns_zone:
+    description: Hosted zone for the cluster's records; must enclose O(name).
+    type: str
+  ssh_public_key:
+    description: SSH public key text (not a path) to install on the instances.
+    type: str
+  image:
+    description: Machine image for all instances (an AMI id or an owner/name).
+    type: str
+  control_plane_image:
+    description: Machine image for the control plane (takes precedence over O(image)).
+    type: str
+  node_image:
+    description: Machine image for the workers (takes precedence over O(image)).
+    type: str
+  vpc:
+    description: Id of an existing VPC to use.
+    type: str
+  network_cidr:
+    description: CIDR of the cluster network, e.g. C(172.20.0.0/16).
+    type: str
+  subnets:
+    description: Ids of existing subnets to use.
+    type: list
+    elements: str
+  utility_subnets:
+    description: Ids of existing utility subnets to use (private topology).
+    type: list
+    elements: str
+  admin_access:
+    description: CIDRs allowed to reach the Kubernetes API.
+    type: list
+    elements: str
+  ssh_access:
+    description: CIDRs allowed to reach SSH.
+    type: list
+    elements: str
+  cloud_labels:
+    description: Tags for every cloud resource of the cluster. On an existing cluster the given map replaces the stored one.
+    type: dict
+  api_loadbalancer_type:
+    description: Type of the API load balancer.
+    type: str
+    choices: [public, internal]
+  channel:
+    description: kOps channel (C(stable), C(alpha), C(none) or a URL).
+    type: str
+  spec:
+    description:
+      - A fragment of the Cluster C(spec) (kops.k8s.io/v1alpha2 field names) merged into the stored spec;
+        a C(null) value removes a field. Applied after creation too.
+    type: dict
+  apply:
+    description: Apply the spec to the cloud (C(kops update cluster --yes)) when the plan is not empty.
+    type: bool
+    default: false
+  target:
+    description: C(direct) applies to AWS; C(terraform) writes Terraform files into O(out).
+    type: str
+    choices: [direct, terraform]
+    default: direct
+  out:
+    description: Directory for O(target=terraform).
+    type: path
+  validate:
+    description: Run C(kops validate cluster) after the other steps and fail when it does not pass.
+    type: bool
+    default: false
+  validate_timeout:
+    description: How long C(kops validate cluster --wait) may wait, a Go duration such as C(10m).
+    type: str
+    default: 10m
+  export_kubeconfig:
+    description: Write cluster credentials to O(kubeconfig) with C(kops export kubecfg).
+    type: bool
+    default: false
+  kubeconfig:
+    description: Path of the kubeconfig file to write or clean up (default kops' own, E(KUBECONFIG) or C(~/.kube/config)).
+    type: path
+  admin:
+    description: Lifetime of the exported admin credentials, a Go duration such as C(18h).
+    type: str
+    default: 18h
+extends_documentation_fragment:
+  - kopsible.kops.kops
+  - amazon.aws.common.modules
+  - amazon.aws.region.modules
+  - amazon.aws.boto3
+notes:
+  - Supports check mode and diff mode. A second identical run reports C(changed=false); a no-op
+    run with O(apply=true) calls kops twice (C(get cluster), C(update cluster) dry run).
+  - Part of the C(kopsible.kops.kops) action group.
+"""
+
+EXAMPLES = r"""
+- name: The HA cluster of the kOps guide (3 control-plane zones, 2 workers), applied
+  kopsible.kops.kops_cluster:
+    name: mycluster01.kopsclustertest.example.org
+    state_store: s3://kopsclustertest-state
+    zones: [us-east-1a, us-east-1b, us-east-1c]
+    control_plane_zones: [us-east-1a, us-east-1b, us-east-1c]
+    node_count: 2
+    node_size: t3.medium
+    control_plane_size: t3.medium
+    dns_zone: kopsclustertest.example.org
+    ssh_public_key: "{{ lookup('file', '~/.ssh/id_rsa.pub') }}"
+    apply: true
+
+- name: Preview an upgrade (check mode shows the spec diff and the plan)
+  kopsible.kops.kops_cluster:
+    name: mycluster01.kopsclustertest.example.org
+    state_store: s3://kopsclustertest-state
+    kubernetes_version: 1.35.0
+    apply: true
+  check_mode: true
+
+- name: Delete the cluster and prove its DNS records are gone
+  kopsible.kops.kops_cluster:
+    name: mycluster01.kopsclustertest.example.org
+    state_store: s3://kopsclustertest-state
+    state: absent
+"""
+
+RETURN = r"""
+name:
+  description: The normalised cluster name.
+  returned: always
+  type: str
+cluster:
+  description: Key facts read back from the stored spec (empty after deletion).
+  returned: always
+  type: dict
+  contains:
+    kubernetes_version: {description: Kubernetes version., type: str}
+    dns_zone: {description: Hosted zone of the cluster records., type: str}
+    zones: {description: Zones of the cluster subnets., type: list, elements: str}
+    control_plane_zones: {description: Zones of the etcd members (the control plane)., type: list, elements: str}
+    cloud_labels: {description: Cloud labels., type: dict}
+    topology: {description: Subnet types (Public, Private, Utility)., type: list, elements: str}
+spec:
+  description: The Cluster spec after the run (what kops would create, in check mode).
+  returned: when state=present
+  type: dict
+instance_groups:
+  description: Instance groups kops created or would create (name, role, min/max size, zones), when the cluster was created by this run.
+  returned: when the cluster is created
+  type: list
+  elements: dict
+changes:
+  description: Field-level spec changes (path, before, after) that were or would be written.
+  returned: always
+  type: list
+  elements: dict
+plan:
+  description: The cloud plan of C(kops update cluster) (create, modify, delete lists; modify items carry field changes).
+  returned: when apply=true or a cluster was created
+  type: dict
+plan_summary:
+  description: One line per planned item, e.g. C(modify AutoscalingGroup/nodes...: MaxSize 2 -> 3).
+  returned: when a plan was computed
+  type: list
+  elements: str
+validation:
+  description: Result of C(kops validate cluster) (failures, nodes, ok, topology).
+  returned: when validate=true
+  type: dict
+deleted_resources:
+  description: The cloud resources kops deleted (or would delete in check mode), type, name, id.
+  returned: when state=absent and the cluster existed
+  type: list
+  elements: dict
+dns_records_left:
+  description: Records still under the cluster's name in its hosted zone after deletion (should be empty).
+  returned: when state=absent and the cluster existed
+  type: list
+  elements: dict
+kops_invocations:
+  description: The kops commands this run made (argv without secrets, rc, seconds).
+  returned: always
+  type: list
+  elements: dict
+"""
+
+import os
+import tempfile
+
+import yaml
+
+from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
+from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
+
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
+    ClusterOps, cluster_facts, check_version_change)
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
+
+CREATE_ONLY = ("zones", "control_plane_zones", "control_plane_count", "node_count", "node_size", "control_plane_size",
+               "networking", "topology", "dns", "dns_zone", "ssh_public_key", "image", "control_plane_image",
+               "node_image", "vpc", "network_cidr", "subnets", "utility_subnets", "api_loadbalancer_type")
+
+
+def argument_spec():
+    spec = kops_argument_spec()
+    spec.update(
+        name=dict(type="str", required=True),
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+        cloud=dict(type="str", default="aws"),
+        zones=dict(type="list", elements="str"),
+        control_plane_zones=dict(type="list", elements="str"),
+        control_plane_count=dict(type="int"),
+        node_count=dict(type="int"),
+        node_size=dict(type="str"),
+        control_plane_size=dict(type="str"),
+        kubernetes_version=dict(type="str"),
+        allow_version_skip=dict(type="bool", default=False),
+        networking=dict(type="str"),
+        topology=dict(type="str", choices=["public", "private"]),
+        bastion=dict(type="bool", default=False),
+        dns=dict(type="str", choices=["public", "private", "none"]),
+        dns_zone=dict(type="str"),
+        ssh_public_key=dict(type="str"),
+        image=dict(type="str"),
+        control_plane_image=dict(type="str"),
+        node_image=dict(type="str"),
+        vpc=dict(type="str"),
+        network_cidr=dict(type="str"),
+        subnets=dict(type="list", elements="str"),
+        utility_subnets=dict(type="list", elements="str"),
+        admin_access=dict(type="list", elements="str"),
+        ssh_access=dict(type="list", elements="str"),
+        cloud_labels=dict(type="dict"),
+        api_loadbalancer_type=dict(type="str", choices=["public", "internal"]),
+        channel=dict(type="str"),
+        spec=dict(type="dict"),
+        apply=dict(type="bool", default=False),
+        target=dict(type="str", default="direct", choices=["direct", "terraform"]),
+        out=dict(type="path"),
+        validate=dict(type="bool", default=False),
+        validate_timeout=dict(type="str", default="10m"),
+        export_kubeconfig=dict(type="bool", default=False),
+        kubeconfig=dict(type="path"),
+        admin=dict(type="str", default="18h"),
+    )
+    return spec
+
+
+def check_params(params, region):
+    """Apply the input rules; returns the normalised name. Raises kops_rules.RuleError."""
+    name = kops_rules.cluster_name(params["name"])
+    if params["state"] == "absent":
+        return name
+    if params["zones"]:
+        kops_rules.zones(params["zones"], "zones", region)
+    if params["control_plane_zones"]:
+        kops_rules.control_plane_zones(params["control_plane_zones"], params["zones"] or [])
+    for field in ("node_count",):
+        kops_rules.non_negative(params[field], field)
+    kops_rules.positive(params["control_plane_count"], "control_plane_count")
+    if params["kubernetes_version"]:
+        kops_rules.kubernetes_version(params["kubernetes_version"])
+    if params["dns_zone"]:
+        params["dns_zone"] = kops_rules.dns_zone_encloses(params["dns_zone"], name)
+    if params["network_cidr"]:
+        kops_rules.cidr(params["network_cidr"], "network_cidr")
+    for field in ("admin_access", "ssh_access"):
+        for value in params[field] or []:
+            kops_rules.cidr(value, field)
+    if params["target"] == "terraform" and not params["out"]:
+        raise kops_rules.RuleError("out: a directory is required with target: terraform")
+    return name
+
+
+def create(module, ops, name, params, result):
+    """Create the cluster (or, in check mode, show what kops would create)."""
+    if not params["zones"]:
+        module.fail_json(msg="zones: at least one availability zone is required to create cluster %s" % name, **result)
+    key_file = None
+    try:
+        if params["ssh_public_key"]:
+            key_file = tempfile.NamedTemporaryFile("w", suffix=".pub", delete=False)
+            key_file.write(params["ssh_public_key"].strip() + "\n")
+            key_file.close()
+        args = kops_spec.create_cluster_args(name, params, key_file.name if key_file else None)
+        if module.check_mode:
+            documents = ops.create_dry_run(args)
+            cluster = [d for d in documents if d.get("kind") == "Cluster"][0]
+            desired = kops_spec.desired_object(cluster, kops_spec.cluster_overrides(params), params["spec"])
+            result["spec"] = desired.get("spec", {})
+            result["instance_groups"] = [ops.ig_summary(d) for d in documents if d.get("kind") == "InstanceGroup"]
+        else:
+            result["plan"] = ops.create(args)
+            if params["spec"]:
+                stored = ops.get_cluster(name)
+                ops.replace(kops_spec.desired_object(stored, None, params["spec"]))
+                result["plan"] = None
+            result["instance_groups"] = [ops.ig_summary(d) for d in ops.get_instance_groups(name)]
+    finally:
+        if key_file:
+            os.unlink(key_file.name)
+    result["changed"] = True
+    result["diff"] = {"before": {}, "after": {"spec": result.get("spec") or "(created by kops)"}}
+
+
+def converge(module, ops, name, current, params, result):
+    """Write the differing convergeable fields of an existing cluster (not in check mode)."""
+    if params["kubernetes_version"] and not params["allow_version_skip"]:
+        problem = check_version_change(kops_spec.get_path(current, ("spec", "kubernetesVersion")), params["kubernetes_version"])
+        if problem:
+            module.fail_json(msg=problem, **result)
+    ignored = [o for o in CREATE_ONLY if params.get(o) not in (None, [], "")]
+    if ignored:
+        module.warn("%s only shape a new cluster; %s exists, so they were not compared or applied "
+                    "(use spec, or kops_instancegroup for instance groups)" % (", ".join(ignored), name))
+    desired = kops_spec.desired_object(current, kops_spec.cluster_overrides(params), params["spec"])
+    before = kops_spec.strip_server_fields(current)
+    result["changes"] = kops_spec.diff_paths(before, desired)
+    result["diff"] = {"before": {"spec": before.get("spec")}, "after": {"spec": desired.get("spec")}}
+    result["spec"] = desired.get("spec")
+    if result["changes"]:
+        result["changed"] = True
+        if not module.check_mode:
+            ops.replace(desired)
+
+
+def apply(module, ops, name, params, result):
+    """Plan, and apply when the plan is not empty (terraform: write files)."""
+    if params["target"] == "terraform":
+        if not module.check_mode:
+            result["terraform"] = ops.write_terraform(name, params["out"])
+            result["changed"] = result["changed"] or result["terraform"]["changed"]
+        return
+    plan = result.get("plan") or ops.plan(name)
+    result["plan"] = plan
+    result["plan_summary"] = kops_output.summarize_plan(plan)
+    if module.check_mode and result["changes"]:
+        result["plan_note"] = "the plan shows what the stored spec needs; the spec changes above are not written in check mode"
+    if plan["changed"]:
+        result["changed"] = True
+        if not module.check_mode:
+            ops.apply(name)
+
+
+def ensure_present(module, ops, name, params):
+    result = dict(changed=False, name=name, changes=[], state_store=ops.state_store)
+    current = ops.get_cluster(name)
+    if current is None:
+        create(module, ops, name, params, result)
+    else:
+        converge(module, ops, name, current, params, result)
+    if params["apply"] and current is None and module.check_mode:
+        result["plan_note"] = "a new cluster's cloud plan needs its spec in the state store; kops computes it on creation"
+    elif params["apply"]:
+        apply(module, ops, name, params, result)
+    if not module.check_mode or current is not None:
+        stored = ops.get_cluster(name) if (result["changed"] and not module.check_mode) else current
+        if stored:
+            result["spec"] = result.get("spec") if module.check_mode else stored.get("spec")
+            result["cluster"] = cluster_facts(stored if not module.check_mode else {"spec": result["spec"]})
+    if params["export_kubeconfig"]:
+        result["kubeconfig"] = ops.export_kubeconfig(name, params["kubeconfig"], params["admin"], module.check_mode)
+        result["changed"] = result["changed"] or result["kubeconfig"]["changed"]
+    if params["validate"] and not module.check_mode:
+        result["validation"] = ops.validate(name, params["validate_timeout"], params["control_plane_zones"], params["zones"])
+        if not result["validation"]["ok"]:
+            module.fail_json(msg="kops validate cluster %s did not pass: %s" % (
+                name, "; ".join(result["validation"]["problems"])), **result)
+    result.setdefault("cluster", cluster_facts({"spec": result.get("spec") or {}}))
+    return result
+
+
+def ensure_absent(module, ops, name, params):
+    result = dict(changed=False, name=name, changes=[], cluster={}, state_store=ops.state_store)
+    current = ops.get_cluster(name)
+    if current is None:
+        return result
+    result["changed"] = True
+    result["diff"] = {"before": {"spec": kops_spec.strip_server_fields(current).get("spec")}, "after": {}}
+    report = ops.delete(name, yes=not module.check_mode)
+    result["deleted_resources"] = report["resources"]
+    if module.check_mode:
+        return result
+    zone = kops_spec.get_path(current, ("spec", "dnsZone"))
+    result["dns_records_left"] = ops.records_left(name, zone) if zone and not kops_rules.is_gossip(name) else []
+    if result["dns_records_left"]:
+        module.fail_json(msg="cluster %s was deleted but records remain under its name in %s: %s" % (
+            name, zone, ", ".join("%s %s" % (r["name"], r["type"]) for r in result["dns_records_left"])), **result)
+    return result
+
+
+def main():
+    module = AnsibleAWSModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = dict(module.params)
+    try:
+        name = check_params(params, module.region)
+    except kops_rules.RuleError as exc:
+        module.fail_json(msg=str(exc))
+    state_store = state_store_of(module)
+    runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"])
+    ops = ClusterOps(runner, state_store,
+                     route53=lambda: module.client("route53", retry_decorator=AWSRetry.jittered_backoff()))
+    try:
+        result = ensure_present(module, ops, name, params) if params["state"] == "present" else ensure_absent(module, ops, name, params)
+    except KopsError as exc:
+        module.fail_json(msg="kops failed for cluster %s: %s" % (name, exc.message), kops_invocations=runner.calls, **exc.to_result())
+    result["kops_invocations"] = runner.calls
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

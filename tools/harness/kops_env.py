@@ -1,0 +1,108 @@
+"""What the real kops binary needs to run against the local emulator, offline (see docs/emulator.md).
+
+- :func:`artifact_mirror`: a local ``KOPS_BASE_URL`` tree. kops reads the sha256 of nodeup,
+  protokube and (for control-plane nodes) its container images at update time
+  (pkg/nodemodel/wellknownassets/kopsassets.go, pkg/nodemodel/nodeupconfigbuilder.go); Kubernetes'
+  own hashes are built into kops (pkg/assets/assetdata). The emulator's instances never boot, so
+  each artifact is a small placeholder file and its ``.sha256`` is that file's real hash.
+- :class:`KopsDNS`: bind9 on 127.0.0.1:53 serving the emulator's public hosted zones, and a
+  resolv.conf that points at it, used through tools/kops-with-local-dns.
+- :func:`module_options`: the kops options (binary, extra environment) for module_defaults.
+"""
+import hashlib
+import os
+
+from .emulator import ROOT
+from .named import NamedServer, zones_from_route53
+
+KOPS_VERSION = "1.36.2"
+ARCHES = ("amd64", "arm64")
+BINARIES = ("nodeup", "protokube", "channels")
+IMAGES = ("kops-utils-cp", "kops-controller", "kops-channels", "dns-controller", "kube-apiserver-healthcheck")
+# The Ubuntu 24.04 image of the kops v1.36 channel, loaded into the emulator (tools/emulator_amis.json).
+UBUNTU_AMI = "ami-0a1b2c3d4e5f60001"
+
+
+def artifact_mirror(root=None, version=KOPS_VERSION):
+    """Build the placeholder artifact tree (idempotent); returns its ``file://`` URL (str).
+
+    The URL's last path element is the kops version: kops takes it as its artifact version.
+    """
+    root = root or os.path.join(ROOT, ".cache", "kops-artifacts")
+    base = os.path.join(root, version)
+    files = ["linux/%s/%s" % (arch, name) for arch in ARCHES for name in BINARIES]
+    files += ["images/%s-%s.tar.gz" % (name, arch) for arch in ARCHES for name in IMAGES]
+    for rel in files:
+        path = os.path.join(base, rel)
+        if os.path.exists(path + ".sha256"):
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        content = ("kopsible placeholder for kops %s %s: the emulator's instances never boot\n" % (version, rel)).encode()
+        with open(path, "wb") as handle:
+            handle.write(content)
+        with open(path + ".sha256", "w") as handle:
+            handle.write(hashlib.sha256(content).hexdigest() + "\n")
+    return "file://" + base
+
+
+class KopsDNS:
+    """bind9 on ``address``:53 serving the emulator's public zones; :meth:`sync` reloads them."""
+
+    def __init__(self, emulator, address="127.0.0.1"):
+        self.emulator = emulator
+        self.address = address
+        self.server = None
+        self.resolv_conf = os.path.join(ROOT, ".cache", "kops-resolv.conf")
+
+    def start(self):
+        os.makedirs(os.path.dirname(self.resolv_conf), exist_ok=True)
+        with open(self.resolv_conf, "w") as handle:
+            handle.write("nameserver %s\noptions attempts:1 timeout:2\n" % self.address)
+        self.server = NamedServer(self._zones(), address=self.address, port=53)
+        self.server.start()
+        return self
+
+    def _zones(self):
+        zones = zones_from_route53(self.emulator.client("route53"))
+        return zones or {"kopsible.invalid": [{"name": "kopsible.invalid", "type": "NS", "ttl": 300,
+                                                "values": ["ns.kopsible.invalid"]}]}
+
+    def sync(self):
+        """Serve the emulator's current zones (call after creating or delegating a zone)."""
+        self.server.reload(self._zones())
+
+    def stop(self):
+        if self.server:
+            self.server.stop()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def kops_binary():
+    """The real kops (str): ``KOPS_BINARY``, else .cache/bin/kops, else ``kops`` on PATH."""
+    candidate = os.environ.get("KOPS_BINARY") or os.path.join(ROOT, ".cache", "bin", "kops")
+    if os.path.exists(candidate):
+        return candidate
+    import shutil
+
+    found = shutil.which("kops")
+    if not found:
+        raise RuntimeError("no kops binary: run scripts/ensure_kops.sh")
+    return found
+
+
+def module_options(dns):
+    """``kops_binary`` and ``kops_env`` for modules run against the emulator (dict)."""
+    return {
+        "kops_binary": os.path.join(ROOT, "tools", "kops-with-local-dns"),
+        "kops_env": {
+            "KOPSIBLE_KOPS": kops_binary(),
+            "KOPSIBLE_RESOLV_CONF": dns.resolv_conf,
+            "KOPS_BASE_URL": artifact_mirror(),
+            "KOPS_FEATURE_FLAGS": "-ImageDigest",
+        },
+    }
