@@ -12,6 +12,12 @@ sys.path.insert(0, os.path.join(ROOT, ".cache", "collections"))
 
 from harness.emulator import Emulator  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
+from harness.kops_env import KopsDNS, UBUNTU_AMI, module_options  # noqa: E402
+
+PARENT = "example.org"
+SUBDOMAIN = "kopsclustertest.example.org"
+CLUSTER = "mycluster01.kopsclustertest.example.org"
+BUCKET = "kopsible-state"
 
 
 @pytest.fixture(scope="session")
@@ -35,5 +41,97 @@ def play(emulator):
 
     def _play(tasks, **kwargs):
         return run_playbook(tasks, emulator=emulator, **kwargs)
+
+    return _play
+
+
+@pytest.fixture(scope="session")
+def kops_dns(emulator_session):
+    """bind9 on 127.0.0.1:53 answering for the emulator's zones (kops resolves its zone's NS records)."""
+    dns = KopsDNS(emulator_session)
+    dns.start()
+    yield dns
+    dns.stop()
+
+
+@pytest.fixture(scope="session")
+def ssh_public_key(tmp_path_factory):
+    import subprocess
+
+    path = tmp_path_factory.mktemp("ssh") / "id_rsa"
+    subprocess.run(["ssh-keygen", "-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", str(path)], check=True)
+    return (path.parent / "id_rsa.pub").read_text().strip()
+
+
+class KopsWorld:
+    """An emptied emulator with example.org, the delegated subdomain and a versioned state-store bucket."""
+
+    def __init__(self, emulator, dns, ssh_public_key):
+        self.emulator, self.dns, self.ssh_public_key = emulator, dns, ssh_public_key
+        emulator.warm()
+        r53 = emulator.client("route53")
+        parent = r53.create_hosted_zone(Name=PARENT + ".", CallerReference="parent")["HostedZone"]["Id"]
+        child = r53.create_hosted_zone(Name=SUBDOMAIN + ".", CallerReference="child")
+        self.zone_id = child["HostedZone"]["Id"].split("/")[-1]
+        r53.change_resource_record_sets(HostedZoneId=parent, ChangeBatch={"Changes": [{"Action": "UPSERT", "ResourceRecordSet": {
+            "Name": SUBDOMAIN + ".", "Type": "NS", "TTL": 300,
+            "ResourceRecords": [{"Value": v} for v in child["DelegationSet"]["NameServers"]]}}]})
+        s3 = emulator.client("s3")
+        s3.create_bucket(Bucket=BUCKET)
+        s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+        dns.sync()
+        self.kops = dict(module_options(dns), state_store="s3://" + BUCKET)
+
+    def cluster_options(self, **overrides):
+        """The kOps guide's HA cluster: 3 control-plane zones, 2 workers, Route53 DNS."""
+        options = {"name": CLUSTER, "zones": ["us-east-1a", "us-east-1b", "us-east-1c"],
+                   "control_plane_zones": ["us-east-1a", "us-east-1b", "us-east-1c"], "node_count": 2,
+                   "node_size": "t3.medium", "control_plane_size": "t3.medium", "dns_zone": SUBDOMAIN,
+                   "kubernetes_version": "1.34.1", "channel": "none", "image": UBUNTU_AMI,
+                   "ssh_public_key": self.ssh_public_key}
+        options.update(overrides)
+        return options
+
+    def store(self):
+        """State-store objects as ``{key: etag}`` (versions ignored)."""
+        s3 = self.emulator.client("s3")
+        objects = {}
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
+            for obj in page.get("Contents", []):
+                objects[obj["Key"]] = obj["ETag"]
+        return objects
+
+    def store_versions(self):
+        """Number of object versions in the bucket (every write adds one)."""
+        s3 = self.emulator.client("s3")
+        return len(s3.list_object_versions(Bucket=BUCKET).get("Versions", []))
+
+    def records(self):
+        r53 = self.emulator.client("route53")
+        return [(r["Name"].rstrip("."), r["Type"]) for r in r53.list_resource_record_sets(HostedZoneId=self.zone_id)["ResourceRecordSets"]]
+
+    def groups(self):
+        """Auto Scaling groups as ``{name: {'min', 'max', 'desired', 'zones', 'instances'}}``."""
+        asg = self.emulator.client("autoscaling")
+        groups = {}
+        for group in asg.describe_auto_scaling_groups()["AutoScalingGroups"]:
+            groups[group["AutoScalingGroupName"]] = {
+                "min": group["MinSize"], "max": group["MaxSize"], "desired": group["DesiredCapacity"],
+                "zones": sorted(group["AvailabilityZones"]),
+                "instances": sorted((i["InstanceId"], i["AvailabilityZone"]) for i in group["Instances"])}
+        return groups
+
+
+@pytest.fixture
+def kops_world(emulator, kops_dns, ssh_public_key):
+    return KopsWorld(emulator, kops_dns, ssh_public_key)
+
+
+@pytest.fixture
+def kplay(kops_world):
+    """``kplay(tasks, **kw)``: a playbook against the emulator with the kops options set for kops modules."""
+
+    def _play(tasks, **kwargs):
+        return run_playbook(tasks, emulator=kops_world.emulator, kops=kops_world.kops, **kwargs)
 
     return _play

@@ -13,7 +13,7 @@ import yaml
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import get_path, normalize_version
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import get_path, normalize_role, normalize_version
 
 
 def check_version_change(current, desired):
@@ -88,7 +88,7 @@ class ClusterOps(object):
     @staticmethod
     def ig_summary(doc):
         spec = doc.get("spec") or {}
-        return {"name": get_path(doc, ("metadata", "name")), "role": spec.get("role"),
+        return {"name": get_path(doc, ("metadata", "name")), "role": normalize_role(spec.get("role")),
                 "min_size": spec.get("minSize"), "max_size": spec.get("maxSize"),
                 "machine_type": spec.get("machineType"), "zones": spec.get("subnets") or spec.get("zones") or []}
 

@@ -20,8 +20,8 @@ _CHANGE_RE = re.compile(r"^(?P<old>.*?) -> (?P<new>.*)$")
 
 
 def empty_plan():
-    """A plan with nothing to do: ``{'create': [], 'modify': [], 'delete': [], 'prune': [], 'changed': False}``."""
-    return {"create": [], "modify": [], "delete": [], "prune": [], "changed": False}
+    """A plan with nothing to do: ``{'create': [], 'modify': [], 'delete': [], 'prune': [], 'ignored': [], 'changed': False}``."""
+    return {"create": [], "modify": [], "delete": [], "prune": [], "ignored": [], "changed": False}
 
 
 def parse_update_plan(stdout):
@@ -32,8 +32,9 @@ def parse_update_plan(stdout):
         ``create`` items: ``{'resource': 'Type/name', 'type', 'name', 'fields': {field: value}}``;
         ``modify`` items: ``{'resource', 'type', 'name', 'changes': {field: {'old', 'new'}}}``, where a
         multi-line change (a manifest or user data diff) has ``{'diff': [lines]}`` instead;
-        ``delete``/``prune`` items: ``{'resource': 'Type', 'name': item}``.
-        ``changed`` is False only for a plan with no items (kops prints ``No changes need to be applied``).
+        ``delete``/``prune`` items: ``{'resource': 'Type', 'name': item}``; ``ignored``: modify items kops
+        never applies (:func:`split_never_applied`). ``changed`` is True when create, modify or delete
+        holds an item (prune items need ``--prune``; ignored ones are never applied).
     """
     plan = empty_plan()
     section = None
@@ -81,6 +82,31 @@ def parse_update_plan(stdout):
             entry.setdefault("diff", [])
             if len(cells) > 1:
                 entry["diff"].append(cells[1].rstrip())
+    return split_never_applied(plan)
+
+
+# Changes kops v1.36.2 lists in every plan but never applies. The RenderAWS of these tasks only
+# creates the resource (``if a == nil``): upup/pkg/fi/cloudup/awstasks/eventbridgerule.go and
+# awstasks/sqs.go (the node-termination-handler queue). So once the cluster's tags change (e.g.
+# cloudLabels) their Tags change shows up in every dry run, on AWS as on the emulator, and
+# ``update --yes`` leaves it as it is. (The URL/SQSQueue lines are how kops prints the linked queue.)
+NEVER_APPLIED = {
+    "EventBridgeRule": frozenset(["Tags", "SQSQueue", "URL"]),
+    "SQS": frozenset(["Tags", "URL"]),
+}
+
+
+def split_never_applied(plan):
+    """Move the modify items that kops never applies (:data:`NEVER_APPLIED`) to ``plan['ignored']``.
+
+    :returns: the same plan dict, with ``ignored`` (list) set and ``changed`` recomputed from the rest.
+    """
+    kept, ignored = [], []
+    for item in plan.get("modify", []):
+        fields = NEVER_APPLIED.get(item.get("type"))
+        (ignored if fields is not None and set(item["changes"]) <= fields else kept).append(item)
+    plan["modify"] = kept
+    plan["ignored"] = ignored
     plan["changed"] = any(plan[key] for key in ("create", "modify", "delete"))
     return plan
 

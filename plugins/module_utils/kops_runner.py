@@ -141,13 +141,23 @@ class KopsRunner(object):
             os.killpg(proc.pid, signal.SIGKILL)
             stdout, stderr = proc.communicate()
             self.calls.append({"argv": shown, "rc": -1, "seconds": round(time.monotonic() - start, 3)})
-            raise KopsError("kops did not finish within %ss" % (timeout or self.timeout), shown, -1, stderr, stdout)
+            raise KopsError("kops did not finish within %ss" % (timeout or self.timeout), shown, -1,
+                            self.redact(stderr), self.redact(stdout))
         seconds = round(time.monotonic() - start, 3)
         self.calls.append({"argv": shown, "rc": proc.returncode, "seconds": seconds})
         if check and proc.returncode != 0:
+            stderr, stdout = self.redact(stderr), self.redact(stdout)
             message = error_message(stderr) or "kops exited with %d" % proc.returncode
             raise KopsError(message, shown, proc.returncode, stderr, stdout)
         return KopsResult(shown, proc.returncode, stdout, stderr, seconds)
+
+    def redact(self, text):
+        """``text`` with the value of every credential variable of :data:`SECRET_ENV` replaced by ``********``."""
+        for key in SECRET_ENV:
+            value = self.env.get(key)
+            if value and len(value) >= 4:
+                text = text.replace(value, "********")
+        return text
 
 
 def runner_from_module(module, state_store, kubeconfig=None):

@@ -48,8 +48,8 @@ def deep_merge(base, patch):
     for key, value in (patch or {}).items():
         if value is None:
             result.pop(key, None)
-        elif isinstance(value, dict) and isinstance(result.get(key), dict):
-            result[key] = deep_merge(result[key], value)
+        elif isinstance(value, dict):
+            result[key] = deep_merge(result.get(key) if isinstance(result.get(key), dict) else {}, value)
         else:
             result[key] = copy.deepcopy(value)
     return result
@@ -79,6 +79,18 @@ def diff_paths(before, after, prefix=""):
     elif before != after:
         changes.append({"path": prefix, "before": before, "after": after})
     return changes
+
+
+# InstanceGroup roles (pkg/apis/kops/instancegroup.go); v1alpha2 still writes the control plane as "Master".
+ROLES = ("ControlPlane", "Node", "Bastion", "APIServer")
+_ROLE_ALIASES = {"master": "ControlPlane", "controlplane": "ControlPlane", "control-plane": "ControlPlane",
+                 "node": "Node", "bastion": "Bastion", "apiserver": "APIServer"}
+
+
+def normalize_role(role):
+    """One spelling per InstanceGroup role: ``Master``/``control-plane`` -> ``ControlPlane`` etc.;
+    an unknown role is returned unchanged (the caller validates)."""
+    return _ROLE_ALIASES.get(str(role).lower(), role) if role else role
 
 
 def normalize_version(version):

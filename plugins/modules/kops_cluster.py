@@ -351,6 +351,9 @@ def check_params(params, region):
     for field in ("admin_access", "ssh_access"):
         for value in params[field] or []:
             kops_rules.cidr(value, field)
+    if params["bastion"] and params["topology"] != "private":
+        # cmd/kops/create_cluster.go: "bastion supports --topology='private' only"
+        raise kops_rules.RuleError("bastion: a bastion needs topology: private (public subnets need none)")
     if params["target"] == "terraform" and not params["out"]:
         raise kops_rules.RuleError("out: a directory is required with target: terraform")
     return name

@@ -13,6 +13,19 @@ SECRET_KEY = "kopsible-emulator-secret-key-not-real-0001"
 REGION = "us-east-1"
 
 
+def _canonical_items(items):
+    """Sorted JSON strings of ``items``: the first item per ``id``, identical id-less items once."""
+    seen, kept = set(), set()
+    for item in items:
+        key = item.get("id") if isinstance(item, dict) and isinstance(item.get("id"), str) else None
+        if key is not None:
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.add(json.dumps(item, sort_keys=True))
+    return sorted(kept)
+
+
 class Emulator:
     """A moto server on a free loopback port.
 
@@ -78,6 +91,11 @@ class Emulator:
         of any service, which are not writes by the caller: IAM's catalogue of AWS-managed policies
         (``arn:<partition>:iam::aws:policy/...``, read-only reference data) and IAM's
         ``AccountSummary`` (counters derived from the rest of the state, which is compared anyway).
+        Items are also folded per object and sorted: moto's data.json lists every live model
+        instance in creation order, and some reads build fresh view instances of stored objects
+        (DescribeSecurityGroupRules makes a new SecurityGroupRule per rule and call, with the same
+        id and ``from_port`` -1 instead of null). So per ``id`` the first instance (the stored one,
+        made by the write) is kept; items without an id are folded when identical.
         """
         state = self.state_json()
         iam = state.get("iam")
@@ -86,7 +104,43 @@ class Emulator:
             for key, items in iam.items():
                 if isinstance(items, list):
                     iam[key] = [i for i in items if not (isinstance(i, dict) and ":iam::aws:policy/" in str(i.get("arn", "")))]
+        for models in state.values():
+            if isinstance(models, dict):
+                for key, items in models.items():
+                    if isinstance(items, list):
+                        models[key] = _canonical_items(items)
         return json.dumps(state, sort_keys=True).encode()
+
+    def warm(self, region=REGION):
+        """Make moto create what a real account already has (default VPC and subnets, public AMIs,
+        per-service defaults) by one read call per service kops uses, so that a later snapshot
+        difference can only come from writes."""
+        calls = (("ec2", "describe_vpcs"), ("ec2", "describe_images"), ("autoscaling", "describe_auto_scaling_groups"),
+                 ("iam", "list_roles"), ("sts", "get_caller_identity"), ("elbv2", "describe_load_balancers"),
+                 ("elb", "describe_load_balancers"), ("sqs", "list_queues"), ("events", "list_rules"),
+                 ("route53", "list_hosted_zones"), ("s3", "list_buckets"))
+        for service, method in calls:
+            getattr(self.client(service, region), method)()
+
+    @staticmethod
+    def snapshot_diff(before, after, limit=10):
+        """Where two :meth:`snapshot` values differ: list of ``'service.Model: +N/-M items'`` (str)."""
+        a, b = json.loads(before), json.loads(after)
+        found = []
+        for service in sorted(set(a) | set(b)):
+            models_a, models_b = a.get(service) or {}, b.get(service) or {}
+            if not isinstance(models_a, dict) or not isinstance(models_b, dict):
+                if models_a != models_b:
+                    found.append(service)
+                continue
+            for model in sorted(set(models_a) | set(models_b)):
+                items_a = [i if isinstance(i, str) else json.dumps(i, sort_keys=True) for i in models_a.get(model) or []]
+                items_b = [i if isinstance(i, str) else json.dumps(i, sort_keys=True) for i in models_b.get(model) or []]
+                if items_a != items_b:
+                    added = [i for i in items_b if i not in items_a]
+                    removed = [i for i in items_a if i not in items_b]
+                    found.append("%s.%s: +%d/-%d %s" % (service, model, len(added), len(removed), (added or removed)[:1]))
+        return found[:limit]
 
     def aws_env(self):
         """The environment a user sets to point AWS tools at this endpoint (dict of str)."""

@@ -1,0 +1,125 @@
+"""kops_cluster with the real kops v1.36.2 against the emulator, read back with boto3 and kops' state store."""
+import pytest
+
+from conftest import CLUSTER, SUBDOMAIN
+
+pytestmark = pytest.mark.kops
+
+
+def cluster_task(label="cluster", **options):
+    return {"name": label, "kopsible.kops.kops_cluster": options, "ignore_errors": True}
+
+
+def test_check_mode_create_writes_nothing(kops_world, kplay):
+    before, store = kops_world.emulator.snapshot(), kops_world.store()
+    run = kplay([cluster_task(**kops_world.cluster_options(apply=True))], check=True, diff=True)
+    result = run.result("cluster")
+    assert not result.get("failed"), result
+    assert result["changed"] is True
+    assert result["spec"]["kubernetesVersion"] == "1.34.1"
+    assert result["spec"]["dnsZone"] == SUBDOMAIN
+    roles = sorted(g["role"] for g in result["instance_groups"])
+    assert roles.count("ControlPlane") == 3 and "Node" in roles
+    after = kops_world.emulator.snapshot()
+    assert after == before, kops_world.emulator.snapshot_diff(before, after)
+    assert kops_world.store() == store == {}
+
+
+def test_create_apply_builds_ha_cluster_then_second_run_is_a_noop(kops_world, kplay):
+    created = kplay([cluster_task(**kops_world.cluster_options(apply=True))]).result("cluster")
+    assert not created.get("failed"), created.get("msg")
+    assert created["changed"] is True
+    assert any(line.startswith("create AutoscalingGroup/control-plane-us-east-1a") for line in created["plan_summary"])
+
+    groups = kops_world.groups()
+    control = {n: g for n, g in groups.items() if n.startswith("control-plane-")}
+    assert sorted(z for g in control.values() for z in g["zones"]) == ["us-east-1a", "us-east-1b", "us-east-1c"]
+    assert all(g["min"] == g["max"] == 1 and len(g["instances"]) == 1 for g in control.values())
+    nodes = {n: g for n, g in groups.items() if n.startswith("nodes-")}
+    assert sum(g["desired"] for g in nodes.values()) == 2
+    assert len({zone for g in nodes.values() for _, zone in g["instances"]}) == 2  # workers across two zones
+    records = kops_world.records()
+    for name in ("api.internal." + CLUSTER, "kops-controller.internal." + CLUSTER):
+        assert (name, "A") in records
+    assert "%s/config" % CLUSTER in kops_world.store()
+
+    store, versions = kops_world.store(), kops_world.store_versions()
+    again = kplay([cluster_task(**kops_world.cluster_options(apply=True))]).result("cluster")
+    assert again["changed"] is False, again.get("plan_summary")
+    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "cluster"], ["update", "cluster"]]
+    assert kops_world.store() == store and kops_world.store_versions() == versions
+
+
+def test_converge_version_and_labels_and_version_rules(kops_world, kplay):
+    assert not kplay([cluster_task(**kops_world.cluster_options(apply=True))]).result("cluster").get("failed")
+    before = kops_world.emulator.snapshot()
+    run = kplay([
+        cluster_task("skip", name=CLUSTER, kubernetes_version="1.36.0"),
+        cluster_task("downgrade", name=CLUSTER, kubernetes_version="1.33.5"),
+        cluster_task("preview", name=CLUSTER, kubernetes_version="1.35.0", cloud_labels={"environment": "test"}, apply=True),
+    ], check=True)
+    assert "skips a minor version" in run.result("skip")["msg"]
+    assert "older than the running 1.34.1" in run.result("downgrade")["msg"]
+    preview = run.result("preview")
+    assert preview["changed"] is True
+    assert {c["path"] for c in preview["changes"]} == {"spec.kubernetesVersion", "spec.cloudLabels"}
+    after = kops_world.emulator.snapshot()
+    assert after == before, kops_world.emulator.snapshot_diff(before, after)
+
+    result = kplay([cluster_task(name=CLUSTER, kubernetes_version="1.35.0", cloud_labels={"environment": "test"},
+                                 apply=True)]).result("cluster")
+    assert not result.get("failed"), (result.get("msg"), result.get("stderr", "")[-800:])
+    assert result["cluster"]["kubernetes_version"] == "1.35.0"
+    assert result["cluster"]["cloud_labels"] == {"environment": "test"}
+    assert any(i["type"] == "LaunchTemplate" for i in result["plan"]["modify"])
+    asg = kops_world.emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"][0]
+    assert {"Key": "environment", "Value": "test"} in [{"Key": t["Key"], "Value": t["Value"]} for t in asg["Tags"]]
+    again = kplay([cluster_task(name=CLUSTER, kubernetes_version="1.35.0", cloud_labels={"environment": "test"},
+                                apply=True)]).result("cluster")
+    assert again["changed"] is False, (again.get("changes"), again.get("plan_summary"))
+
+
+def test_delete_leaves_only_ns_and_soa(kops_world, kplay):
+    assert not kplay([cluster_task(**kops_world.cluster_options(apply=True))]).result("cluster").get("failed")
+    state = kops_world.emulator.snapshot()
+    preview = kplay([cluster_task(name=CLUSTER, state="absent")], check=True).result("cluster")
+    assert preview["changed"] is True and any(r["type"] == "vpc" for r in preview["deleted_resources"])
+    assert kops_world.emulator.snapshot() == state
+    deleted = kplay([cluster_task(name=CLUSTER, state="absent")]).result("cluster")
+    assert not deleted.get("failed"), deleted.get("msg")
+    assert deleted["dns_records_left"] == []
+    assert sorted(kops_world.records()) == [(SUBDOMAIN, "NS"), (SUBDOMAIN, "SOA")]
+    assert kops_world.groups() == {}
+    assert not any(k.startswith(CLUSTER + "/") for k in kops_world.store())
+    again = kplay([cluster_task(name=CLUSTER, state="absent")]).result("cluster")
+    assert again["changed"] is False and not again.get("failed")
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"control_plane_zones": ["us-east-1a", "us-east-1b"]}, "odd number of control-plane zones"),
+    ({"zones": ["us-east-1a", "us-west-2b"]}, "all zones must be in one region"),
+    ({"zones": ["us-east-1"]}, "is not an availability zone name"),
+    ({"name": "bad_name.example.org"}, "name: label 'bad_name'"),
+    ({"name": "singlelabel"}, "fully qualified DNS name"),
+    ({"node_count": -1}, "node_count: must be 0 or more"),
+    ({"kubernetes_version": "1.34"}, "kubernetes_version: '1.34' is not a version"),
+    ({"dns_zone": "other.example.org"}, "dns_zone: other.example.org does not enclose"),
+    ({"network_cidr": "172.20.0.0/33"}, "network_cidr:"),
+    ({"target": "terraform"}, "out: a directory is required"),
+    ({"state_store": "kopsible-state"}, "state_store: 'kopsible-state' must be an s3://"),
+])
+def test_input_rules_fail_before_kops_runs(kops_world, kplay, overrides, message):
+    before, store = kops_world.emulator.snapshot(), kops_world.store()
+    result = kplay([cluster_task(**kops_world.cluster_options(apply=True, **overrides))]).result("cluster")
+    assert result["failed"] is True
+    assert message in result["msg"], result["msg"]
+    assert "Traceback" not in str(result)
+    assert "kops_invocations" not in result
+    assert kops_world.emulator.snapshot() == before and kops_world.store() == store
+
+
+def test_missing_bucket_is_an_error_not_a_missing_cluster(kops_world, kplay):
+    result = kplay([cluster_task(**kops_world.cluster_options(state_store="s3://no-such-bucket"))]).result("cluster")
+    assert result["failed"] is True
+    assert [c["argv"][1:3] for c in result["kops_invocations"]] == [["get", "cluster"]]
+    assert "create" not in str(result["kops_invocations"])
