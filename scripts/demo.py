@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""`make demo`: the kopsible lifecycle on the local AWS emulator, step by step.
+"""`make demo`: the kOps guide's lifecycle on the local AWS emulator with the real kops binary.
 
-Starts the emulator (a moto server on loopback), creates example.org as the parent zone a user
-already has, and runs the collection's playbooks against it exactly as against AWS: only the
-endpoint and the test credentials in the environment differ. Each step prints what it read back
-from the emulator. Everything stops at the end.
+Starts the emulator (a moto server on loopback) and its DNS face, creates example.org as the parent
+zone a user already has, and runs playbooks/lifecycle.yml against it exactly as against AWS with
+examples/vars/us-east-1-ha.yml: only the endpoint, test credentials and the kops offline settings
+(tools/harness/kops_env.py) differ. Then prints what each step did, read back from the results.
 """
+import json
 import os
+import subprocess
 import sys
 import time
 
@@ -14,69 +16,113 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 from harness.emulator import Emulator  # noqa: E402
-from harness.named import NamedServer, zones_from_route53  # noqa: E402
+from harness.kops_env import UBUNTU_AMI, KopsDNS, module_options  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
 
 PARENT = "example.org"
-SUBDOMAIN = "kopsclustertest.example.org"
+VARS_FILE = os.path.join(ROOT, "examples", "vars", "us-east-1-ha.yml")
 
 
-def step(title):
-    print("\n== %s" % title, flush=True)
+def ssh_key():
+    path = os.path.join(ROOT, ".cache", "demo", "id_rsa")
+    if not os.path.exists(path):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        subprocess.run(["ssh-keygen", "-q", "-t", "rsa", "-b", "2048", "-N", "", "-f", path], check=True)
+    with open(path + ".pub") as handle:
+        return handle.read().strip()
 
 
-def run(emu, playbook, extra_vars, label):
-    start = time.monotonic()
-    result = run_playbook(playbook=os.path.join(ROOT, "playbooks", playbook), emulator=emu, extra_vars=extra_vars)
-    elapsed = time.monotonic() - start
-    changed = sum(1 for _, r in result.results if r.get("changed"))
-    print("   %-40s rc=%d  changed tasks=%d  %.1fs" % (label, result.rc, changed, elapsed), flush=True)
-    if result.failed:
-        for name, res in result.results:
-            if res.get("failed"):
-                print("   FAILED %s: %s" % (name, res.get("msg")))
-        print(result.stderr[-3000:])
-        raise SystemExit("demo: %s failed" % label)
-    return result
-
-
-def show_delegation(emu):
-    r53 = emu.client("route53")
-    for zone in r53.list_hosted_zones()["HostedZones"]:
-        records = r53.list_resource_record_sets(HostedZoneId=zone["Id"])["ResourceRecordSets"]
-        print("   zone %-32s %s" % (zone["Name"].rstrip("."), zone["Id"].split("/")[-1]))
-        for rr in records:
-            if rr["Type"] == "NS":
-                values = ", ".join(r["Value"].rstrip(".") for r in rr["ResourceRecords"])
-                print("      %-34s NS  ttl=%-6s %s" % (rr["Name"].rstrip("."), rr["TTL"], values))
+def task(run, suffix):
+    """The result of the first task whose name ends with ``suffix``."""
+    for name, result in run.results:
+        if name.endswith(suffix):
+            return result
+    return {}
 
 
 def main():
-    with Emulator() as emu:
-        print("emulator: %s (moto server; AWS_ENDPOINT_URL points every AWS client at it)" % emu.url)
-        step("0. the parent zone the user already has: %s" % PARENT)
+    import yaml
+
+    with open(VARS_FILE) as handle:
+        example = yaml.safe_load(handle)
+    with Emulator() as emu, KopsDNS(emu):
+        print("emulator: %s (moto server, patched where kops needs AWS behaviour: docs/emulator.md)" % emu.url)
+        print("DNS: 127.0.0.1:53 answers from the emulator's Route53 (kops resolves its zone's NS records)")
         emu.client("route53").create_hosted_zone(Name=PARENT + ".", CallerReference="demo-parent")
+        print("parent zone %s created (the zone a user already has)\n" % PARENT)
 
-        step("1. delegate %s (playbooks/delegate_subdomain.yml)" % SUBDOMAIN)
-        vars_ = {"subdomain": SUBDOMAIN, "parent_zone": PARENT}
-        run(emu, "delegate_subdomain.yml", vars_, "delegate")
-        run(emu, "delegate_subdomain.yml", vars_, "delegate again (idempotent)")
-        show_delegation(emu)
+        extra = dict(module_options_for_play(), cluster_ssh_public_key=ssh_key(), cluster_image=UBUNTU_AMI,
+                     cluster_channel="none", verify_dns=True, dns_nameservers=["127.0.0.1"])
+        start = time.monotonic()
+        print("running playbooks/lifecycle.yml -e @examples/vars/us-east-1-ha.yml ...", flush=True)
+        run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"), emulator=emu,
+                           extra_vars=dict(example, **extra))
+        elapsed = time.monotonic() - start
+        report(run, example, elapsed)
+        if run.failed:
+            for name, result in run.results:
+                if result.get("failed"):
+                    print("FAILED %s: %s" % (name, result.get("msg")))
+            print(run.stderr[-3000:])
+            raise SystemExit("demo: the lifecycle failed")
+    print("\ndemo: done in %.0fs (emulator stopped)" % elapsed)
 
-        step("1b. verify the delegation through DNS (bind9 serving the emulator's zones)")
-        zones = zones_from_route53(emu.client("route53"))
-        parent = NamedServer({PARENT: zones[PARENT]})
-        child = NamedServer({SUBDOMAIN: zones[SUBDOMAIN]})
-        with parent, child:
-            result = run(emu, "delegate_subdomain.yml", dict(vars_, verify_dns=True,
-                                                              dns_nameservers=["127.0.0.1:%d" % parent.port],
-                                                              dns_child_nameservers=["127.0.0.1:%d" % child.port]),
-                         "verify (dig-style NS + SOA queries)")
-            delegated = [r for n, r in result.results if n.endswith("from its parent zone")][0]
-            print("   verified=%s after %s attempt(s): parent answers %s" % (
-                delegated["verified"], delegated["verification"]["attempts"],
-                list(delegated["verification"]["parent"].values())[0]))
-    print("\ndemo: done (emulator stopped)")
+
+def module_options_for_play():
+    """kops_binary / kops_env as role variables (the roles pass them to the modules)."""
+    from harness.kops_env import KopsDNS as _  # noqa: F401  (the server is started by main)
+
+    class _DNS:
+        resolv_conf = os.path.join(ROOT, ".cache", "kops-resolv.conf")
+
+    return module_options(_DNS())
+
+
+def report(run, example, elapsed):
+    delegation = task(run, "from its parent zone")
+    bucket = task(run, "State store bucket " + example["state_store_bucket"])
+    created = [r for n, r in run.results if n.endswith("is present") and "kops_invocations" in r]
+    deleted = [r for n, r in run.results if n.endswith("is absent") and "kops_invocations" in r]
+    records = task(run, "Read the records kops made").get("resource_record_sets", [])
+    groups = task(run, "Read the Auto Scaling groups").get("results", [])
+    final = task(run, "Only NS and SOA may remain")
+
+    print("\n== 1. delegation: %s" % example["subdomain"])
+    print("   zone %s, name servers %s" % (delegation.get("zone_id"), ", ".join(delegation.get("name_servers", []))))
+    print("   parent %s NS record: %s (ttl %s); verified through DNS: %s" % (
+        delegation.get("parent_zone"), ", ".join(delegation.get("delegation", {}).get("values", [])),
+        delegation.get("delegation", {}).get("ttl"), delegation.get("verified")))
+    print("\n== 2. state store: s3://%s versioning=%s encryption=%s" % (
+        example["state_store_bucket"], bucket.get("versioning", {}).get("Versioning") if isinstance(bucket.get("versioning"), dict) else bucket.get("versioning"),
+        bucket.get("encryption")))
+    if created:
+        c = created[0]
+        print("\n== 3. cluster %s created and applied (kubernetes %s)" % (c["name"], c["cluster"]["kubernetes_version"]))
+        print("   kops: %s" % "; ".join("%s (%.1fs)" % (" ".join(i["argv"][:3]), i["seconds"]) for i in c["kops_invocations"]))
+        print("   plan: %d resources created" % len((c.get("plan") or {}).get("create", [])))
+        print("   records kops made in %s:" % example["cluster_dns_zone"])
+        for rr in records:
+            values = [v["value"] if isinstance(v, dict) else v for v in rr.get("resource_records", [])] or [rr.get("alias_target", {}).get("dns_name")]
+            print("      %-60s %-4s %s" % (rr["name"].rstrip("."), rr["type"], ", ".join(str(v) for v in values)[:60]))
+        print("   Auto Scaling groups (min/max/desired, instances):")
+        for g in sorted(groups, key=lambda g: g["auto_scaling_group_name"]):
+            print("      %-60s %d/%d/%d  %s" % (g["auto_scaling_group_name"], g["min_size"], g["max_size"], g["desired_capacity"],
+                                              ", ".join("%s@%s" % (i["instance_id"], i["availability_zone"]) for i in g.get("instances", []))))
+    if deleted:
+        d = deleted[0]
+        print("\n== 6. cluster deleted: %d cloud resources; records left under its name: %s" % (
+            len(d.get("deleted_resources", [])), d.get("dns_records_left")))
+    print("   %s" % (final.get("msg") or "subdomain check did not run"))
+    summary = {"elapsed_seconds": round(elapsed, 1), "rc": run.rc, "stats": run.stats,
+               "delegation": {k: delegation.get(k) for k in ("zone_id", "name_servers", "verified")},
+               "cluster_created": bool(created), "cluster_deleted": bool(deleted),
+               "records_seen": [(r["name"], r["type"]) for r in records],
+               "groups_seen": {g["auto_scaling_group_name"]: g["desired_capacity"] for g in groups}}
+    path = os.path.join(ROOT, "out", "demo-summary.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as handle:
+        json.dump(summary, handle, indent=2)
+    print("\nsummary (JSON): %s" % os.path.relpath(path, ROOT))
 
 
 if __name__ == "__main__":

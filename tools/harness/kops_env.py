@@ -5,7 +5,7 @@
   (pkg/nodemodel/wellknownassets/kopsassets.go, pkg/nodemodel/nodeupconfigbuilder.go); Kubernetes'
   own hashes are built into kops (pkg/assets/assetdata). The emulator's instances never boot, so
   each artifact is a small placeholder file and its ``.sha256`` is that file's real hash.
-- :class:`KopsDNS`: bind9 on 127.0.0.1:53 serving the emulator's public hosted zones, and a
+- :class:`KopsDNS`: a DNS server on 127.0.0.1:53 answering from the emulator's Route53 live, and a
   resolv.conf that points at it, used through tools/kops-with-local-dns.
 - :func:`module_options`: the kops options (binary, extra environment) for module_defaults.
 """
@@ -13,7 +13,7 @@ import hashlib
 import os
 
 from .emulator import ROOT
-from .named import NamedServer, zones_from_route53
+from .route53_dns import Route53DNS
 
 KOPS_VERSION = "1.36.2"
 ARCHES = ("amd64", "arm64")
@@ -46,7 +46,8 @@ def artifact_mirror(root=None, version=KOPS_VERSION):
 
 
 class KopsDNS:
-    """bind9 on ``address``:53 serving the emulator's public zones; :meth:`sync` reloads them."""
+    """The emulator's DNS face (:class:`route53_dns.Route53DNS`) on ``address``:53, and a resolv.conf
+    pointing at it for tools/kops-with-local-dns. Answers follow the emulator's zones live."""
 
     def __init__(self, emulator, address="127.0.0.1"):
         self.emulator = emulator
@@ -57,19 +58,12 @@ class KopsDNS:
     def start(self):
         os.makedirs(os.path.dirname(self.resolv_conf), exist_ok=True)
         with open(self.resolv_conf, "w") as handle:
-            handle.write("nameserver %s\noptions attempts:1 timeout:2\n" % self.address)
-        self.server = NamedServer(self._zones(), address=self.address, port=53)
-        self.server.start()
+            handle.write("nameserver %s\noptions attempts:2 timeout:2\n" % self.address)
+        self.server = Route53DNS(self.emulator, self.address, 53).start()
         return self
 
-    def _zones(self):
-        zones = zones_from_route53(self.emulator.client("route53"))
-        return zones or {"kopsible.invalid": [{"name": "kopsible.invalid", "type": "NS", "ttl": 300,
-                                                "values": ["ns.kopsible.invalid"]}]}
-
     def sync(self):
-        """Serve the emulator's current zones (call after creating or delegating a zone)."""
-        self.server.reload(self._zones())
+        """Nothing to do: answers are read from the emulator at query time (kept for callers)."""
 
     def stop(self):
         if self.server:
