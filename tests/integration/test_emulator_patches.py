@@ -1,0 +1,118 @@
+"""Each emulator fix (tools/emulator_patches.py) pinned through boto3 over HTTP, as AWS answers."""
+import base64
+import hashlib
+import subprocess
+
+import botocore.exceptions
+import pytest
+
+
+def vpc_with_subnets(ec2, zones=("us-east-1a", "us-east-1b")):
+    vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+    subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.%d.0/24" % i, AvailabilityZone=z)["Subnet"]["SubnetId"]
+               for i, z in enumerate(zones)]
+    return vpc, subnets
+
+
+def test_describe_warm_pool_of_missing_group_is_validation_error(emulator):
+    asg = emulator.client("autoscaling")
+    with pytest.raises(botocore.exceptions.ClientError) as err:
+        asg.describe_warm_pool(AutoScalingGroupName="nope")
+    assert err.value.response["Error"]["Code"] == "ValidationError"
+    assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+
+
+def group_with_template(emulator, subnets, size=2):
+    ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
+    ami = ec2.describe_images(Owners=["099720109477"])["Images"][0]["ImageId"]
+    data = {"ImageId": ami, "InstanceType": "t3.medium", "UserData": base64.b64encode(b"#!/bin/sh\necho v1\n").decode()}
+    template = ec2.create_launch_template(LaunchTemplateName="lt", LaunchTemplateData=data)["LaunchTemplate"]
+    asg.create_auto_scaling_group(AutoScalingGroupName="g", MinSize=size, MaxSize=size, DesiredCapacity=size,
+                                  LaunchTemplate={"LaunchTemplateId": template["LaunchTemplateId"], "Version": "$Latest"},
+                                  VPCZoneIdentifier=",".join(subnets))
+    return template["LaunchTemplateId"], data
+
+
+def test_new_template_version_with_user_data_can_launch(emulator):
+    ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
+    _, subnets = vpc_with_subnets(ec2)
+    template_id, data = group_with_template(emulator, subnets)
+    new = dict(data, UserData=base64.b64encode(b"#!/bin/sh\necho v2\n").decode())
+    ec2.create_launch_template_version(LaunchTemplateId=template_id, LaunchTemplateData=new)
+    asg.update_auto_scaling_group(AutoScalingGroupName="g", MinSize=3, MaxSize=3, DesiredCapacity=3)
+    group = asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]
+    assert len(group["Instances"]) == 3
+    versions = ec2.describe_launch_template_versions(LaunchTemplateId=template_id, Versions=["2"])
+    assert base64.b64decode(versions["LaunchTemplateVersions"][0]["LaunchTemplateData"]["UserData"]) == b"#!/bin/sh\necho v2\n"
+
+
+def test_instances_keep_the_version_they_were_launched_from(emulator):
+    ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
+    _, subnets = vpc_with_subnets(ec2)
+    template_id, data = group_with_template(emulator, subnets)
+    ec2.create_launch_template_version(LaunchTemplateId=template_id, LaunchTemplateData=dict(data, InstanceType="t3.large"))
+    ec2.modify_launch_template(LaunchTemplateId=template_id, DefaultVersion="2")
+    old = asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["Instances"]
+    assert [i["LaunchTemplate"]["Version"] for i in old] == ["1", "1"]
+    ec2.terminate_instances(InstanceIds=[old[0]["InstanceId"]])
+    asg.set_desired_capacity(AutoScalingGroupName="g", DesiredCapacity=2)
+    now = asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["Instances"]
+    versions = {i["InstanceId"]: i["LaunchTemplate"]["Version"] for i in now}
+    assert versions[old[1]["InstanceId"]] == "1"
+    replacement = [i for i in now if i["InstanceId"] not in {o["InstanceId"] for o in old}]
+    assert replacement and all(versions[i["InstanceId"]] == "2" and i["InstanceType"] == "t3.large" for i in replacement)
+
+
+def test_group_instances_are_spread_over_its_subnets(emulator):
+    ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
+    _, subnets = vpc_with_subnets(ec2, ("us-east-1a", "us-east-1b", "us-east-1c"))
+    group_with_template(emulator, subnets, size=3)
+    group = asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]
+    assert sorted(i["AvailabilityZone"] for i in group["Instances"]) == ["us-east-1a", "us-east-1b", "us-east-1c"]
+
+
+def test_subnet_private_dns_attributes_are_stored(emulator):
+    ec2 = emulator.client("ec2")
+    _, (subnet, _) = vpc_with_subnets(ec2)
+    ec2.modify_subnet_attribute(SubnetId=subnet, PrivateDnsHostnameTypeOnLaunch="resource-name")
+    ec2.modify_subnet_attribute(SubnetId=subnet, EnableResourceNameDnsARecordOnLaunch={"Value": True})
+    ec2.modify_subnet_attribute(SubnetId=subnet, EnableResourceNameDnsAAAARecordOnLaunch={"Value": True})
+    options = ec2.describe_subnets(SubnetIds=[subnet])["Subnets"][0]["PrivateDnsNameOptionsOnLaunch"]
+    assert options == {"HostnameType": "resource-name", "EnableResourceNameDnsARecord": True,
+                       "EnableResourceNameDnsAAAARecord": True}
+
+
+def test_imported_ed25519_fingerprint_is_openssh_sha256(emulator, tmp_path):
+    key = tmp_path / "k"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    public = (tmp_path / "k.pub").read_text()
+    expected = subprocess.run(["ssh-keygen", "-l", "-E", "sha256", "-f", str(tmp_path / "k.pub")],
+                              capture_output=True, text=True, check=True).stdout.split()[1]
+    ec2 = emulator.client("ec2")
+    ec2.import_key_pair(KeyName="k", PublicKeyMaterial=public.encode())
+    got = ec2.describe_key_pairs(KeyNames=["k"])["KeyPairs"][0]["KeyFingerprint"]
+    assert got == expected
+    blob = base64.b64decode(public.split()[1])
+    assert got == "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+
+
+def test_deleting_a_subnet_frees_its_route_table(emulator):
+    ec2 = emulator.client("ec2")
+    vpc, (subnet, _) = vpc_with_subnets(ec2)
+    table = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+    ec2.associate_route_table(RouteTableId=table, SubnetId=subnet)
+    ec2.delete_subnet(SubnetId=subnet)
+    ec2.delete_route_table(RouteTableId=table)
+    assert table not in [t["RouteTableId"] for t in ec2.describe_route_tables()["RouteTables"]]
+
+
+def test_deleting_a_vpc_keeps_its_dhcp_options(emulator):
+    ec2 = emulator.client("ec2")
+    vpc = ec2.create_vpc(CidrBlock="10.1.0.0/16")["Vpc"]["VpcId"]
+    options = ec2.create_dhcp_options(DhcpConfigurations=[{"Key": "domain-name", "Values": ["ec2.internal"]}])
+    options_id = options["DhcpOptions"]["DhcpOptionsId"]
+    ec2.associate_dhcp_options(DhcpOptionsId=options_id, VpcId=vpc)
+    ec2.delete_vpc(VpcId=vpc)
+    assert options_id in [o["DhcpOptionsId"] for o in ec2.describe_dhcp_options()["DhcpOptions"]]
+    ec2.delete_dhcp_options(DhcpOptionsId=options_id)
+    assert options_id not in [o["DhcpOptionsId"] for o in ec2.describe_dhcp_options()["DhcpOptions"]]
