@@ -16,7 +16,7 @@ description:
     counts, sizes, networking, topology...) are ignored for an existing one, with a warning when they differ.
   - With O(apply=true), runs the C(kops update cluster) dry run and applies (C(--yes)) only when the
     plan is not empty; C(changed) follows the plan. O(target=terraform) writes Terraform into O(out) instead.
-  - O(state=absent) runs C(kops delete cluster --yes) and then checks the cluster's hosted zone: no
+  - O(state=absent) runs C(kops delete cluster --yes) and then checks the cluster's hosted zone; no
     record under the cluster's name may remain.
   - Check mode writes nothing (state store, AWS, kubeconfig); it returns the spec kops would create
     (C(create cluster --dry-run -o yaml)) or the spec diff and the current cloud plan.
@@ -241,7 +241,7 @@ plan:
   returned: when apply=true or a cluster was created
   type: dict
 plan_summary:
-  description: One line per planned item, e.g. C(modify AutoscalingGroup/nodes...: MaxSize 2 -> 3).
+  description: "One line per planned item, e.g. C(modify AutoscalingGroup/nodes...: MaxSize 2 -> 3)."
   returned: when a plan was computed
   type: list
   elements: str
