@@ -99,6 +99,22 @@ def soa_from_child(server, port, name, timeout):
     return None
 
 
+_FAILED = object()
+
+
+def _ask_each(result, side, address, port, query):
+    """Run ``query()``; record its answer (or the error, as a problem) under ``result[side]['ip:port']``."""
+    server = "%s:%d" % (address, port)
+    try:
+        answer = query()
+    except Exception as exc:  # dnspython raises many types (timeout, refused, malformed): each is a reason
+        result[side][server] = "error: %s" % exc
+        result["problems"].append("%s server %s: %s" % (side, server, exc))
+        return _FAILED
+    result[side][server] = answer
+    return answer
+
+
 def check_once(name, expected_ns, parent_servers, child_servers, timeout=3.0):
     """One pass of both checks.
 
@@ -115,31 +131,18 @@ def check_once(name, expected_ns, parent_servers, child_servers, timeout=3.0):
     if not child_servers:
         result["problems"].append("no child name server address to query")
     for address, port in parent_servers:
-        server = "%s:%d" % (address, port)
-        try:
-            got = ns_from_parent(address, port, name, timeout)
-        except Exception as exc:
-            result["parent"][server] = "error: %s" % exc
-            result["problems"].append("parent server %s: %s" % (server, exc))
+        got = _ask_each(result, "parent", address, port, lambda: ns_from_parent(address, port, name, timeout))
+        if got is _FAILED:
             continue
-        result["parent"][server] = got
         if not got:
-            result["problems"].append("parent server %s has no NS delegation for %s" % (server, name))
+            result["problems"].append("parent server %s:%d has no NS delegation for %s" % (address, port, name))
         elif got != expected:
-            result["problems"].append(
-                "parent server %s delegates %s to %s, expected %s" % (server, name, ", ".join(got), ", ".join(expected))
-            )
+            result["problems"].append("parent server %s:%d delegates %s to %s, expected %s" % (
+                address, port, name, ", ".join(got), ", ".join(expected)))
     for address, port in child_servers:
-        server = "%s:%d" % (address, port)
-        try:
-            soa = soa_from_child(address, port, name, timeout)
-        except Exception as exc:
-            result["child"][server] = "error: %s" % exc
-            result["problems"].append("child server %s: %s" % (server, exc))
-            continue
-        result["child"][server] = soa
+        soa = _ask_each(result, "child", address, port, lambda: soa_from_child(address, port, name, timeout))
         if soa is None:
-            result["problems"].append("child server %s gives no authoritative SOA for %s" % (server, name))
+            result["problems"].append("child server %s:%d gives no authoritative SOA for %s" % (address, port, name))
     result["ok"] = not result["problems"]
     return result
 

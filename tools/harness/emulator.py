@@ -7,6 +7,8 @@ import tempfile
 import time
 import urllib.request
 
+from .process import stop_process
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ACCESS_KEY = "AKIAKOPSIBLETEST0001"
 SECRET_KEY = "kopsible-emulator-secret-key-not-real-0001"
@@ -66,12 +68,7 @@ class Emulator:
         raise RuntimeError("emulator did not answer within %ss; see %s" % (timeout, self.log_path))
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        stop_process(self.proc)
         self.proc = None
 
     def reset(self):

@@ -14,6 +14,8 @@ import time
 import dns.message
 import dns.query
 
+from .process import stop_process
+
 
 def named_binary():
     """Path of ``named`` (str). Raises RuntimeError when bind9 is not installed."""
@@ -132,12 +134,7 @@ class NamedServer:
         return self.start()
 
     def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        stop_process(self.proc)
         self.proc = None
 
     def __enter__(self):
