@@ -28,7 +28,7 @@ def free_port(host):
 
 
 def merged_amis_file():
-    """Write moto's default AMIs plus ``emulator_amis.json`` to a temp file; return its path.
+    """Write moto's default AMIs plus ``emulator_amis.json`` to .cache/emulator-amis.json; return its path.
 
     moto replaces (not extends) its AMI list when ``MOTO_AMIS_PATH`` is set, so the defaults are
     read from moto's packaged resource and our images (the kops channel's Ubuntu) appended.
@@ -36,7 +36,6 @@ def merged_amis_file():
     import gzip
     import json
     import importlib.util
-    import tempfile
 
     # Found without importing moto.ec2: its import reads MOTO_AMIS_PATH, which is not set yet.
     moto_dir = os.path.dirname(importlib.util.find_spec("moto").origin)
@@ -45,9 +44,11 @@ def merged_amis_file():
         amis = json.load(handle)
     with open(os.path.join(HERE, "emulator_amis.json")) as handle:
         amis.extend(json.load(handle))
-    fd, path = tempfile.mkstemp(prefix="kopsible-amis-", suffix=".json")
-    with os.fdopen(fd, "w") as handle:
+    path = os.path.join(os.path.dirname(HERE), ".cache", "emulator-amis.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w") as handle:
         json.dump(amis, handle)
+    os.replace(path + ".tmp", path)  # atomic: several emulators may start at once
     return path
 
 

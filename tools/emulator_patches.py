@@ -255,3 +255,28 @@ def deleting_a_vpc_keeps_its_dhcp_options_set():
         return result
 
     VPCBackend.delete_vpc = delete_vpc
+
+
+@patch
+def auto_scaling_group_keeps_max_instance_lifetime():
+    """autoscaling:CreateAutoScalingGroup / UpdateAutoScalingGroup with MaxInstanceLifetime, and DescribeAutoScalingGroups.
+
+    moto: drops the parameter, so the group never shows it and kops plans
+    ``MaxInstanceLifetime <nil> -> 172800`` on every update of a group that sets maxInstanceLifetime.
+    AWS: stores it (seconds, 0 or 86400..31536000) and returns it.
+    """
+    from moto.autoscaling.responses import AutoScalingResponse
+
+    for action in ("create_auto_scaling_group", "update_auto_scaling_group"):
+        original = getattr(AutoScalingResponse, action)
+
+        def wrapper(self, _original=original):
+            response = _original(self)
+            value = self._get_param("MaxInstanceLifetime")
+            if value is not None:
+                name = self._get_param("AutoScalingGroupName")
+                group = self.autoscaling_backend.describe_auto_scaling_groups([name])[0]
+                group.max_instance_lifetime = int(value)
+            return response
+
+        setattr(AutoScalingResponse, action, wrapper)

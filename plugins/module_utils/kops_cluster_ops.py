@@ -80,6 +80,27 @@ class ClusterOps(object):
             raise
         return kops_output.parse_get_json(out)[0]
 
+    def get_all(self, name):
+        """``kops get --name NAME -o json``: ``(cluster dict or None, {ig name: ig dict})``. One kops call."""
+        try:
+            out = self.runner.run(["get", "--name", name, "-o", "json"]).stdout
+        except KopsError as exc:
+            if exc.not_found:
+                return None, {}
+            raise
+        docs = kops_output.parse_get_json(out) if out.strip() else []
+        cluster = next((d for d in docs if d.get("kind") == "Cluster"), None)
+        groups = {d["metadata"]["name"]: d for d in docs if d.get("kind") == "InstanceGroup"}
+        return cluster, groups
+
+    def create_manifest(self, manifest):
+        """``kops create -f -`` with ``manifest`` (dict)."""
+        self.runner.run(["create", "-f", "-"], stdin=yaml.safe_dump(manifest, default_flow_style=False))
+
+    def delete_instance_group(self, cluster, name):
+        """``kops delete instancegroup NAME --name CLUSTER --yes`` (deletes its cloud resources at once)."""
+        self.runner.run(["delete", "instancegroup", name, "--name", cluster, "--yes"])
+
     def get_instance_groups(self, name):
         """The cluster's InstanceGroups (list of dicts). One kops call."""
         out = self.runner.run(["get", "instancegroups", "--name", name, "-o", "json"]).stdout

@@ -151,6 +151,12 @@ class KopsRunner(object):
             raise KopsError(message, shown, proc.returncode, stderr, stdout)
         return KopsResult(shown, proc.returncode, stdout, stderr, seconds)
 
+    def derived(self, **env):
+        """A runner with ``env`` added to this one's environment, recording into the same ``calls``."""
+        runner = KopsRunner(self.binary, dict(self.env, **env), self.timeout)
+        runner.calls = self.calls
+        return runner
+
     def redact(self, text):
         """``text`` with the value of every credential variable of :data:`SECRET_ENV` replaced by ``********``."""
         for key in SECRET_ENV:

@@ -116,3 +116,11 @@ def test_deleting_a_vpc_keeps_its_dhcp_options(emulator):
     assert options_id in [o["DhcpOptionsId"] for o in ec2.describe_dhcp_options()["DhcpOptions"]]
     ec2.delete_dhcp_options(DhcpOptionsId=options_id)
     assert options_id not in [o["DhcpOptionsId"] for o in ec2.describe_dhcp_options()["DhcpOptions"]]
+
+
+def test_auto_scaling_group_keeps_max_instance_lifetime(emulator):
+    ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
+    _, subnets = vpc_with_subnets(ec2)
+    group_with_template(emulator, subnets, size=1)
+    asg.update_auto_scaling_group(AutoScalingGroupName="g", MaxInstanceLifetime=172800)
+    assert asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["MaxInstanceLifetime"] == 172800

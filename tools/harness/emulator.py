@@ -151,10 +151,11 @@ class Emulator:
         }
 
     def client(self, service, region=REGION):
+        """A boto3 client for this endpoint, from its own Session (safe to call from several threads)."""
         import boto3
 
-        return boto3.client(service, endpoint_url=self.url, region_name=region,
-                            aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
+        return boto3.session.Session().client(service, endpoint_url=self.url, region_name=region,
+                                              aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
 
     def __enter__(self):
         return self.start()

@@ -142,6 +142,10 @@ class NamedServer:
 
     def __exit__(self, *exc):
         self.stop()
+        self.cleanup()
+
+    def cleanup(self):
+        """Remove the server's directory (config, zones, log)."""
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

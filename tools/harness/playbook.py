@@ -1,6 +1,7 @@
 """Run real ``ansible-playbook`` against the emulator and return per-task results as data."""
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -111,5 +112,8 @@ def run_playbook(tasks=None, playbook=None, emulator=None, check=False, diff=Fal
         cmd.append("-" + "v" * verbosity)
     run_env = ansible_env(emulator, env)
     run_env["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=timeout, cwd=ROOT)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=timeout, cwd=ROOT)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     return PlaybookRun(proc.returncode, proc.stdout, proc.stderr)

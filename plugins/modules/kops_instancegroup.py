@@ -1,0 +1,303 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+---
+module: kops_instancegroup
+short_description: Manage a kOps InstanceGroup (an Auto Scaling group of a cluster)
+version_added: 0.1.0
+description:
+  - Creates (C(kops create -f)), converges (C(kops replace), only when a given field differs) or deletes
+    (C(kops delete instancegroup --yes)) one InstanceGroup of a cluster in a kOps state store.
+  - Fields not given are left as they are. Every option is checked against kops' own InstanceGroup
+    rules (pkg/apis/kops/validation/instancegroup.go and aws.go) before kops runs.
+  - With O(apply=true), plans with C(kops update cluster) and applies (C(--yes)) only a non-empty plan. This is
+    also how drift is repaired: when the Auto Scaling group was changed outside kops, the plan shows
+    it and the apply brings the group back to the spec.
+  - Check mode writes nothing; with O(apply=true) it still shows the exact cloud plan of the change,
+    computed from a temporary copy of the specs (the state store is only read).
+author:
+  - kopsible maintainers
+options:
+  cluster:
+    description: Name of the cluster.
+    type: str
+    required: true
+  name:
+    description: Name of the InstanceGroup, e.g. C(nodes-us-east-1a).
+    type: str
+    required: true
+  role:
+    description:
+      - C(ControlPlane), C(Node), C(Bastion) or C(APIServer); C(Master) is accepted for C(ControlPlane).
+      - Required to create a group; compared with the stored one otherwise.
+    type: str
+  state:
+    description: Whether the InstanceGroup should exist. The last control-plane group cannot be deleted.
+    type: str
+    choices: [present, absent]
+    default: present
+  apply:
+    description: Apply the cluster's plan (C(kops update cluster --yes)) when it is not empty.
+    type: bool
+    default: false
+  min_size: {description: Minimum size of the Auto Scaling group., type: int}
+  max_size: {description: Maximum size (at least O(min_size))., type: int}
+  machine_type: {description: Instance type, e.g. C(t3.medium)., type: str}
+  image: {description: Machine image (C(ami-...), C(owner/name) or C(ssm:...))., type: str}
+  subnets: {description: Subnets of the cluster spec to run in (names such as C(us-east-1a))., type: list, elements: str}
+  zones: {description: Availability zones to run in., type: list, elements: str}
+  node_labels: {description: Kubernetes node labels., type: dict}
+  taints: {description: "Taints, C(key=value:Effect) with Effect C(NoSchedule), C(PreferNoSchedule) or C(NoExecute).", type: list, elements: str}
+  cloud_labels: {description: Tags of the group's cloud resources (the Auto Scaling group and its instances)., type: dict}
+  suspend_processes: {description: Auto Scaling processes to suspend (e.g. C(AZRebalance))., type: list, elements: str}
+  instance_protection: {description: Protect new instances from scale-in., type: bool}
+  instance_metadata:
+    description: "IMDS settings: C(http_tokens) (C(required) for IMDSv2, or C(optional)) and C(http_put_response_hop_limit) (1-64)."
+    type: dict
+  detailed_instance_monitoring: {description: CloudWatch detailed monitoring., type: bool}
+  external_load_balancers:
+    description: "Up to 10 load balancers to attach, each with C(load_balancer_name) (classic ELB) or C(target_group_arn)."
+    type: list
+    elements: dict
+  additional_user_data:
+    description: "Extra cloud-init parts, each with C(name), C(type) (e.g. C(text/x-shellscript)) and C(content)."
+    type: list
+    elements: dict
+  compress_user_data: {description: Compress the user data (gzip)., type: bool}
+  packages: {description: Extra OS packages to install., type: list, elements: str}
+  sysctl_parameters: {description: "Kernel parameters, C(name=value).", type: list, elements: str}
+  mixed_instances_policy:
+    description:
+      - "Spot/mixed instances: C(instances) (list of types), C(instance_requirements) (C(cpu)/C(memory) with C(min)/C(max),
+        C(excluded_instance_types)), C(on_demand_allocation_strategy), C(on_demand_base), C(on_demand_above_base) (0-100),
+        C(spot_allocation_strategy) (lowest-price, diversified, capacity-optimized, capacity-optimized-prioritized,
+        price-capacity-optimized), C(spot_instance_pools)."
+    type: dict
+  capacity_rebalance: {description: Capacity rebalancing for spot instances., type: bool}
+  warm_pool:
+    description: "Warm pool (Node/APIServer groups, not with spot): C(min_size), C(max_size), C(enable_lifecycle_hook), C(lifecycle_hook_timeout), C(additional_images)."
+    type: dict
+  max_instance_lifetime: {description: "Replace instances older than this, a duration of at least C(24h) (or C(0) for never).", type: str}
+  root_volume:
+    description: "Root volume: C(size) (GB), C(type), C(iops), C(throughput), C(encryption), C(encryption_key)."
+    type: dict
+  max_price: {description: Maximum spot price., type: str}
+  rolling_update: {description: "Rolling update settings: C(max_surge), C(max_unavailable).", type: dict}
+  spec:
+    description: Any other InstanceGroup spec fields (v1alpha2 names), merged in; C(null) removes a field.
+    type: dict
+extends_documentation_fragment:
+  - kopsible.kops.kops
+  - amazon.aws.common.modules
+  - amazon.aws.region.modules
+  - amazon.aws.boto3
+notes:
+  - Supports check mode and diff mode; a second identical run reports C(changed=false) after one kops call
+    (C(kops get)), two with O(apply=true).
+"""
+
+EXAMPLES = r"""
+- name: Scale the workers of us-east-1a to 3 (preview with --check --diff first)
+  kopsible.kops.kops_instancegroup:
+    cluster: mycluster01.kopsclustertest.example.org
+    name: nodes-us-east-1a
+    min_size: 3
+    max_size: 3
+    apply: true
+
+- name: A spot node group with mixed instances, IMDSv2 and a taint
+  kopsible.kops.kops_instancegroup:
+    cluster: mycluster01.kopsclustertest.example.org
+    name: spot-nodes
+    role: Node
+    subnets: [us-east-1a, us-east-1b]
+    machine_type: m5.large
+    min_size: 0
+    max_size: 10
+    instance_metadata: {http_tokens: required, http_put_response_hop_limit: 1}
+    mixed_instances_policy:
+      instances: [m5.large, m5a.large, m6i.large]
+      on_demand_base: 0
+      on_demand_above_base: 0
+      spot_allocation_strategy: price-capacity-optimized
+    capacity_rebalance: true
+    taints: ["spot=true:PreferNoSchedule"]
+    apply: true
+"""
+
+RETURN = r"""
+instance_group:
+  description: The group after the run (name, role, min/max size, machine type, zones or subnets).
+  returned: when state=present
+  type: dict
+spec:
+  description: The InstanceGroup spec after the run (what would be stored, in check mode).
+  returned: when state=present
+  type: dict
+changes:
+  description: Field-level spec changes (path, before, after) written or that would be written.
+  returned: always
+  type: list
+  elements: dict
+plan:
+  description: The cluster's cloud plan (create, modify, delete, ignored), exact in check mode too.
+  returned: when apply=true
+  type: dict
+plan_summary:
+  description: "One line per planned item, e.g. C(modify AutoscalingGroup/nodes...: MaxSize 2 -> 3, MinSize 2 -> 3)."
+  returned: when apply=true
+  type: list
+  elements: str
+kops_invocations:
+  description: The kops commands this run made (argv without secrets, rc, seconds).
+  returned: always
+  type: list
+  elements: dict
+"""
+
+import re
+
+from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
+
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
+
+
+def argument_spec():
+    spec = kops_argument_spec()
+    spec.update(
+        cluster=dict(type="str", required=True), name=dict(type="str", required=True), role=dict(type="str"),
+        state=dict(type="str", default="present", choices=["present", "absent"]), apply=dict(type="bool", default=False),
+        min_size=dict(type="int"), max_size=dict(type="int"), machine_type=dict(type="str"), image=dict(type="str"),
+        subnets=dict(type="list", elements="str"), zones=dict(type="list", elements="str"),
+        node_labels=dict(type="dict"), taints=dict(type="list", elements="str"), cloud_labels=dict(type="dict"),
+        suspend_processes=dict(type="list", elements="str"), instance_protection=dict(type="bool"),
+        instance_metadata=dict(type="dict"), detailed_instance_monitoring=dict(type="bool"),
+        external_load_balancers=dict(type="list", elements="dict"), additional_user_data=dict(type="list", elements="dict"),
+        compress_user_data=dict(type="bool"), packages=dict(type="list", elements="str"),
+        sysctl_parameters=dict(type="list", elements="str"), mixed_instances_policy=dict(type="dict"),
+        capacity_rebalance=dict(type="bool"), warm_pool=dict(type="dict"), max_instance_lifetime=dict(type="str"),
+        root_volume=dict(type="dict"), max_price=dict(type="str"), rolling_update=dict(type="dict"), spec=dict(type="dict"),
+    )
+    return spec
+
+
+def check_name(params):
+    """IG names are DNS labels or subdomains (instancegroup.go validateInstanceGroupName)."""
+    name = params["name"]
+    if not name or len(name) > 253 or not all(re.match(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$", p) for p in name.split(".")):
+        raise kops_rules.RuleError("name: %r must be lowercase letters, digits, '-' and '.', starting and ending "
+                                   "with a letter or digit" % name)
+
+
+def desired_group(params, cluster_name, current, role):
+    """The manifest to store (dict) and the list of field changes."""
+    fields = kops_ig.overrides(params)
+    if current is None:
+        manifest = kops_ig.new_manifest(cluster_name, params["name"], role, fields)
+        if params["spec"]:
+            manifest["spec"] = kops_spec.deep_merge(manifest["spec"], params["spec"])
+        return manifest, kops_spec.diff_paths({}, manifest)
+    overrides = {("spec", field): value for field, value in fields.items()}
+    manifest = kops_spec.desired_object(current, overrides, params["spec"])
+    return manifest, kops_spec.diff_paths(kops_spec.strip_server_fields(current), manifest)
+
+
+def plan_and_apply(module, ops, params, cluster_name, pending, result):
+    """Cloud plan; exact preview in check mode (temp copy of the specs); apply a non-empty plan."""
+    if module.check_mode and (pending or params["state"] == "absent"):
+        removed = [params["name"]] if params["state"] == "absent" else []
+        plan = preview_plan(ops.runner, module.client("s3"), ops.state_store, cluster_name,
+                            [pending] if pending else [], removed)
+    else:
+        plan = ops.plan(cluster_name)
+    result["plan"] = plan
+    result["plan_summary"] = kops_output.summarize_plan(plan)
+    if plan["changed"]:
+        result["changed"] = True
+        if not module.check_mode:
+            ops.apply(cluster_name)
+
+
+def ensure(module, ops, params):
+    cluster_name = kops_rules.cluster_name(params["cluster"])
+    cluster, groups = ops.get_all(cluster_name)
+    if cluster is None:
+        module.fail_json(msg="cluster: %s is not in the state store %s" % (cluster_name, ops.state_store))
+    current = groups.get(params["name"])
+    result = dict(changed=False, cluster=cluster_name, name=params["name"], changes=[])
+    if params["state"] == "absent":
+        if current is None:
+            return result
+        if kops_spec.normalize_role(current["spec"].get("role")) == "ControlPlane" and sum(
+                1 for g in groups.values() if kops_spec.normalize_role(g["spec"].get("role")) == "ControlPlane") == 1:
+            module.fail_json(msg="name: %s is the last control-plane InstanceGroup of %s; it cannot be deleted" % (params["name"], cluster_name))
+        result.update(changed=True, diff={"before": current.get("spec"), "after": {}})
+        if not module.check_mode:
+            ops.delete_instance_group(cluster_name, params["name"])
+        return result
+    stored_role = kops_spec.normalize_role(current["spec"].get("role")) if current else None
+    role = kops_ig.check_role(params["role"]) if params["role"] else stored_role
+    if role is None:
+        module.fail_json(msg="role: required to create InstanceGroup %s (ControlPlane, Node, Bastion or APIServer)" % params["name"])
+    if stored_role and role != stored_role:
+        module.fail_json(msg="role: %s is a %s InstanceGroup; the role of an existing group cannot change to %s" % (params["name"], stored_role, role))
+    try:
+        kops_ig.check_fields(params, role, [s.get("name") for s in cluster["spec"].get("subnets") or []])
+    except kops_rules.RuleError as exc:
+        module.fail_json(msg=str(exc))
+    manifest, result["changes"] = desired_group(params, cluster_name, current, role)
+    result["diff"] = {"before": (current or {}).get("spec") or {}, "after": manifest.get("spec")}
+    pending = None
+    if result["changes"]:
+        result["changed"] = True
+        pending = manifest
+        if not module.check_mode:
+            (ops.replace if current else ops.create_manifest)(manifest)
+            pending = None
+    result["spec"] = manifest.get("spec")
+    result["instance_group"] = ops.ig_summary(manifest)
+    return result, pending, cluster_name
+
+
+def main():
+    module = AnsibleAWSModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = dict(module.params)
+    try:
+        check_name(params)
+        kops_rules.cluster_name(params["cluster"])
+        if params["role"]:
+            role = kops_ig.check_role(params["role"])
+            kops_ig.check_sizes(role, params["min_size"], params["max_size"])
+        else:
+            kops_ig.check_sizes(None, params["min_size"], params["max_size"])
+        kops_ig.overrides(params)  # unknown keys in dict options
+    except kops_rules.RuleError as exc:
+        module.fail_json(msg=str(exc))
+    state_store = state_store_of(module)
+    runner = runner_from_module(module, state_store)
+    ops = ClusterOps(runner, state_store)
+    try:
+        outcome = ensure(module, ops, params)
+        if isinstance(outcome, tuple):
+            result, pending, cluster_name = outcome
+            if params["apply"]:
+                plan_and_apply(module, ops, params, cluster_name, pending, result)
+        else:
+            result = outcome
+            if params["apply"] and result["changed"]:
+                plan_and_apply(module, ops, params, result["cluster"], None, result)
+    except KopsError as exc:
+        module.fail_json(msg="kops failed for InstanceGroup %s: %s" % (params["name"], exc.message),
+                         kops_invocations=runner.calls, **exc.to_result())
+    result["kops_invocations"] = runner.calls
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+"""kops_instancegroup with the real kops against the emulator: state store and Auto Scaling groups read back."""
+import pytest
+import yaml
+
+from conftest import BUCKET, CLUSTER, UBUNTU_AMI
+
+pytestmark = pytest.mark.kops
+NODES = "nodes-us-east-1a"
+
+
+def ig_task(label="ig", **options):
+    options.setdefault("cluster", CLUSTER)
+    return {"name": label, "kopsible.kops.kops_instancegroup": options, "ignore_errors": True}
+
+
+@pytest.fixture
+def cluster(kops_world, kplay):
+    result = kplay([{"name": "c", "kopsible.kops.kops_cluster": kops_world.cluster_options(apply=True)}]).result("c")
+    assert not result.get("failed"), result.get("msg")
+    return kops_world
+
+
+def stored_ig(world, name):
+    body = world.emulator.client("s3").get_object(Bucket=BUCKET, Key="%s/instancegroup/%s" % (CLUSTER, name))["Body"].read()
+    return yaml.safe_load(body)
+
+
+def group(world, ig):
+    asg = world.emulator.client("autoscaling")
+    return asg.describe_auto_scaling_groups(AutoScalingGroupNames=["%s.%s" % (ig, CLUSTER)])["AutoScalingGroups"][0]
+
+
+def test_scale_up_preview_apply_and_noop(cluster, kplay):
+    before, store = cluster.emulator.snapshot(), cluster.store()
+    preview = kplay([ig_task(name=NODES, min_size=3, max_size=3, apply=True)], check=True, diff=True).result("ig")
+    assert not preview.get("failed"), preview.get("msg")
+    assert preview["changed"] is True
+    assert "modify AutoscalingGroup/%s.%s: MaxSize 1 -> 3, MinSize 1 -> 3" % (NODES, CLUSTER) in preview["plan_summary"]
+    assert {c["path"] for c in preview["changes"]} == {"spec.minSize", "spec.maxSize"}
+    after = cluster.emulator.snapshot()
+    assert after == before, cluster.emulator.snapshot_diff(before, after)
+    assert cluster.store() == store
+
+    done = kplay([ig_task(name=NODES, min_size=3, max_size=3, apply=True)]).result("ig")
+    assert not done.get("failed"), done.get("msg")
+    asg = group(cluster, NODES)
+    assert (asg["MinSize"], asg["MaxSize"], len(asg["Instances"])) == (3, 3, 3)
+    assert stored_ig(cluster, NODES)["spec"]["minSize"] == 3
+
+    versions = cluster.store_versions()
+    again = kplay([ig_task(name=NODES, min_size=3, max_size=3)]).result("ig")
+    assert again["changed"] is False
+    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "--name"]]
+    assert cluster.store_versions() == versions
+
+
+def test_fields_round_trip_to_state_store_and_cloud(cluster, kplay):
+    spot = dict(name="spot-nodes", role="Node", image=UBUNTU_AMI, subnets=["us-east-1a", "us-east-1b"], machine_type="m5.large",
+                min_size=1, max_size=4, node_labels={"lifecycle": "spot"}, taints=["spot=true:PreferNoSchedule"],
+                instance_metadata={"http_tokens": "required", "http_put_response_hop_limit": 1},
+                mixed_instances_policy={"instances": ["m5.large", "m5a.large"], "on_demand_base": 0, "on_demand_above_base": 0,
+                                        "spot_allocation_strategy": "price-capacity-optimized"},
+                capacity_rebalance=True, max_price="0.10", rolling_update={"max_surge": 1, "max_unavailable": 0},
+                additional_user_data=[{"name": "hello.sh", "type": "text/x-shellscript", "content": "#!/bin/sh\necho hi\n"}],
+                sysctl_parameters=["net.ipv4.tcp_keepalive_time=200"], packages=["nfs-common"])
+    warm = dict(name="warm-nodes", role="Node", image=UBUNTU_AMI, subnets=["us-east-1c"], machine_type="t3.medium", min_size=1, max_size=3,
+                warm_pool={"min_size": 1, "max_size": 2, "enable_lifecycle_hook": True},
+                suspend_processes=["AZRebalance"], instance_protection=True, max_instance_lifetime="48h",
+                cloud_labels={"team": "platform"}, detailed_instance_monitoring=True,
+                root_volume={"size": 50, "type": "gp3", "iops": 3000, "throughput": 125, "encryption": True})
+    run = kplay([ig_task("spot", apply=False, **spot), ig_task("warm", apply=True, **warm)])
+    for label in ("spot", "warm"):
+        assert not run.result(label).get("failed"), run.result(label).get("msg")
+
+    s = stored_ig(cluster, "spot-nodes")["spec"]
+    assert s["role"] == "Node" and s["subnets"] == ["us-east-1a", "us-east-1b"] and s["maxSize"] == 4
+    assert s["taints"] == ["spot=true:PreferNoSchedule"] and s["nodeLabels"] == {"lifecycle": "spot"}
+    assert s["instanceMetadata"] == {"httpTokens": "required", "httpPutResponseHopLimit": 1}
+    assert s["mixedInstancesPolicy"]["spotAllocationStrategy"] == "price-capacity-optimized"
+    assert s["capacityRebalance"] is True and s["maxPrice"] == "0.10"
+    assert s["additionalUserData"][0]["name"] == "hello.sh" and s["packages"] == ["nfs-common"]
+    w = stored_ig(cluster, "warm-nodes")["spec"]
+    assert w["warmPool"] == {"minSize": 1, "maxSize": 2, "enableLifecycleHook": True}
+    assert (w["rootVolumeSize"], w["rootVolumeType"], w["rootVolumeIops"], w["rootVolumeEncryption"]) == (50, "gp3", 3000, True)
+    assert w["maxInstanceLifetime"] in ("48h0m0s", "48h")
+
+    asg = cluster.emulator.client("autoscaling")
+    spot_group = group(cluster, "spot-nodes")
+    policy = spot_group["MixedInstancesPolicy"]
+    assert policy["InstancesDistribution"]["SpotAllocationStrategy"] == "price-capacity-optimized"
+    assert spot_group["CapacityRebalance"] is True
+    ec2 = cluster.emulator.client("ec2")
+    lt = policy["LaunchTemplate"]["LaunchTemplateSpecification"]
+    data = ec2.describe_launch_template_versions(LaunchTemplateId=lt["LaunchTemplateId"], Versions=["$Latest"])
+    assert data["LaunchTemplateVersions"][0]["LaunchTemplateData"]["MetadataOptions"]["HttpTokens"] == "required"
+    warm_group = group(cluster, "warm-nodes")
+    assert warm_group["NewInstancesProtectedFromScaleIn"] is True
+    assert [p["ProcessName"] for p in warm_group["SuspendedProcesses"]] == ["AZRebalance"]
+    assert warm_group["MaxInstanceLifetime"] == 172800
+    assert {"Key": "team", "Value": "platform"} in [{"Key": t["Key"], "Value": t["Value"]} for t in warm_group["Tags"]]
+    pool = asg.describe_warm_pool(AutoScalingGroupName=warm_group["AutoScalingGroupName"])["WarmPoolConfiguration"]
+    assert pool["MinSize"] == 1 and pool["MaxGroupPreparedCapacity"] == 2
+
+
+BAD_INPUTS = [
+    ({"name": NODES, "min_size": 3, "max_size": 2}, "max_size: 2 is less than min_size 3"),
+    ({"name": NODES, "min_size": -1}, "min_size: must be 0 or more"),
+    ({"name": "x", "role": "Worker"}, "role: 'Worker' is not one of"),
+    ({"name": "Bad_Name", "role": "Node"}, "name: 'Bad_Name'"),
+    ({"name": "cp", "role": "Master", "min_size": 2, "max_size": 2}, "ControlPlane InstanceGroup must have minSize and maxSize 1"),
+    ({"name": NODES, "max_instance_lifetime": "12h"}, "max_instance_lifetime: 12h is under 24h"),
+    ({"name": NODES, "instance_metadata": {"http_tokens": "always"}}, "instance_metadata.http_tokens"),
+    ({"name": NODES, "instance_metadata": {"http_put_response_hop_limit": 0}}, "http_put_response_hop_limit"),
+    ({"name": NODES, "instance_metadata": {"tokens": "required"}}, "instance_metadata: unknown key 'tokens'"),
+    ({"name": NODES, "mixed_instances_policy": {"on_demand_above_base": 101}}, "on_demand_above_base: 101 must be between 0 and 100"),
+    ({"name": NODES, "mixed_instances_policy": {"spot_allocation_strategy": "cheapest"}}, "spot_allocation_strategy: 'cheapest'"),
+    ({"name": NODES, "warm_pool": {"min_size": 2, "max_size": 1}}, "warm_pool.max_size: 1 cannot be lower than min_size 2"),
+    ({"name": NODES, "warm_pool": {"min_size": 1}, "max_price": "0.1"}, "warm_pool: cannot be used with spot"),
+    ({"name": "control-plane-us-east-1a", "warm_pool": {"min_size": 1}}, "warm_pool: only allowed on instance groups with role Node"),
+    ({"name": NODES, "external_load_balancers": [{"load_balancer_name": "lb%d" % i} for i in range(11)]}, "at most 10"),
+    ({"name": NODES, "external_load_balancers": [{"target_group_arn": "not-an-arn"}]}, "is not a target group ARN"),
+    ({"name": NODES, "taints": ["dedicated=gpu:Sometimes"]}, "taints[0]: 'dedicated=gpu:Sometimes'"),
+    ({"name": NODES, "suspend_processes": ["Nap"]}, "suspend_processes: 'Nap'"),
+    ({"name": NODES, "subnets": ["us-east-1z"]}, "subnets: us-east-1z not in the cluster spec"),
+    ({"name": NODES, "sysctl_parameters": ["vm.swappiness"]}, "must contain a '=' character"),
+    ({"name": NODES, "root_volume": {"size": 0}}, "root_volume.size: must be greater than 0"),
+    ({"name": "new-group", "min_size": 1}, "role: required to create InstanceGroup new-group"),
+    ({"name": NODES, "role": "Bastion"}, "the role of an existing group cannot change"),
+]
+
+
+def test_input_rules_fail_and_write_nothing(cluster, kplay):
+    """Every bad input fails naming its field, before anything is written (one playbook, one task per case)."""
+    before, store = cluster.emulator.snapshot(), cluster.store()
+    run = kplay([ig_task("case%d" % i, apply=True, **options) for i, (options, _) in enumerate(BAD_INPUTS)])
+    for i, (options, message) in enumerate(BAD_INPUTS):
+        result = run.result("case%d" % i)
+        assert result.get("failed") is True, (options, result)
+        assert message in result["msg"], (options, result["msg"])
+        assert "Traceback" not in str(result)
+    after = cluster.emulator.snapshot()
+    assert after == before, cluster.emulator.snapshot_diff(before, after)
+    assert cluster.store() == store
+
+
+def test_drift_is_shown_and_repaired(cluster, kplay):
+    asg = cluster.emulator.client("autoscaling")
+    name = "%s.%s" % (NODES, CLUSTER)
+    asg.update_auto_scaling_group(AutoScalingGroupName=name, MinSize=2, MaxSize=4, DesiredCapacity=2)
+    preview = kplay([ig_task(name=NODES, apply=True)], check=True).result("ig")
+    assert preview["changed"] is True and preview["changes"] == []
+    assert any("AutoscalingGroup/%s: " % name in line and "MaxSize 4 -> 1" in line for line in preview["plan_summary"]), preview["plan_summary"]
+    fixed = kplay([ig_task(name=NODES, apply=True)]).result("ig")
+    assert fixed["changed"] is True
+    group_now = group(cluster, NODES)
+    assert (group_now["MinSize"], group_now["MaxSize"]) == (1, 1)
+    assert kplay([ig_task(name=NODES, apply=True)]).result("ig")["changed"] is False
+
+
+def test_delete_group_and_refuse_last_control_plane(cluster, kplay):
+    run = kplay([ig_task("cp", name="control-plane-us-east-1b", state="absent"),
+                 ig_task("nodes", name="nodes-us-east-1b", state="absent"),
+                 ig_task("again", name="nodes-us-east-1b", state="absent")])
+    assert not run.result("cp").get("failed")  # three control-plane groups: one may go
+    assert run.result("nodes")["changed"] is True
+    assert run.result("again")["changed"] is False
+    names = [g["AutoScalingGroupName"] for g in cluster.emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"]]
+    assert "nodes-us-east-1b.%s" % CLUSTER not in names
+    last = kplay([ig_task("a", name="control-plane-us-east-1c", state="absent"),
+                  ig_task("b", name="control-plane-us-east-1a", state="absent")])
+    assert "last control-plane InstanceGroup" in last.result("b")["msg"]
