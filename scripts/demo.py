@@ -108,6 +108,11 @@ def report(run, example, elapsed):
         for g in sorted(groups, key=lambda g: g["auto_scaling_group_name"]):
             print("      %-60s %d/%d/%d  %s" % (g["auto_scaling_group_name"], g["min_size"], g["max_size"], g["desired_capacity"],
                                               ", ".join("%s@%s" % (i["instance_id"], i["availability_zone"]) for i in g.get("instances", []))))
+    scale = task(run, "Plan and apply the cluster once")
+    if scale:
+        print("\n== 4. scale-up (playbooks/scale_cluster.yml): %s" % ("changed" if scale.get("changed") else "unchanged"))
+        for line in scale.get("plan_summary", []):
+            print("   %s" % line)
     if deleted:
         d = deleted[0]
         print("\n== 6. cluster deleted: %d cloud resources; records left under its name: %s" % (
@@ -116,6 +121,7 @@ def report(run, example, elapsed):
     summary = {"elapsed_seconds": round(elapsed, 1), "rc": run.rc, "stats": run.stats,
                "delegation": {k: delegation.get(k) for k in ("zone_id", "name_servers", "verified")},
                "cluster_created": bool(created), "cluster_deleted": bool(deleted),
+               "scale_plan": scale.get("plan_summary", []) if scale else [],
                "records_seen": [(r["name"], r["type"]) for r in records],
                "groups_seen": {g["auto_scaling_group_name"]: g["desired_capacity"] for g in groups}}
     path = os.path.join(ROOT, "out", "demo-summary.json")

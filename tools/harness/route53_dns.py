@@ -50,23 +50,27 @@ class Route53View:
             return response
         zone = max(candidates, key=lambda z: len(z["Name"]))
         origin = _norm(zone["Name"])
-        records = [r for r in self.records(client, zone["Id"]) if "AliasTarget" not in r]
+        # moto's SOA value is not zone-file text (a printed dict): the SOA is synthesised below.
+        records = [r for r in self.records(client, zone["Id"]) if "AliasTarget" not in r and r["Type"] != "SOA"]
         for rr in records:  # a delegation below this zone: answer with a referral
             name = _norm(rr["Name"])
             if rr["Type"] == "NS" and name != origin and (qname == name or qname.endswith("." + name)):
                 response.authority.append(self._rrset(rr))
                 return response
         response.flags |= dns.flags.AA
+        apex_ns = [r for r in records if r["Type"] == "NS" and _norm(r["Name"]) == origin]
+        mname = apex_ns[0]["ResourceRecords"][0]["Value"].rstrip(".") if apex_ns else "ns." + origin
+        soa = dns.rrset.from_text(origin + ".", 900, "IN", "SOA", "%s. hostmaster.%s. 1 7200 900 1209600 86400" % (mname, origin))
+        if qname == origin and qtype == dns.rdatatype.SOA:
+            response.answer.append(soa)
+            return response
         matching = [r for r in records if _norm(r["Name"]) == qname and r["Type"] in (dns.rdatatype.to_text(qtype), "CNAME")]
         if matching:
             response.answer.extend(self._rrset(r) for r in matching)
             return response
-        if not any(_norm(r["Name"]) == qname for r in records):
+        if qname != origin and not any(_norm(r["Name"]) == qname for r in records):
             response.set_rcode(dns.rcode.NXDOMAIN)
-        apex_ns = [r for r in records if r["Type"] == "NS" and _norm(r["Name"]) == origin]
-        mname = apex_ns[0]["ResourceRecords"][0]["Value"].rstrip(".") if apex_ns else "ns." + origin
-        response.authority.append(dns.rrset.from_text(origin + ".", 900, "IN", "SOA",
-                                                      "%s. hostmaster.%s. 1 7200 900 1209600 86400" % (mname, origin)))
+        response.authority.append(soa)
         return response
 
     @staticmethod
