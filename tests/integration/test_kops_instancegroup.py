@@ -169,3 +169,37 @@ def test_delete_group_and_refuse_last_control_plane(cluster, kplay):
     last = kplay([ig_task("a", name="control-plane-us-east-1c", state="absent"),
                   ig_task("b", name="control-plane-us-east-1a", state="absent")])
     assert "last control-plane InstanceGroup" in last.result("b")["msg"]
+
+
+def test_scale_playbook_guide_layout_nodes_2_to_3(cluster, kplay):
+    """The kOps guide's layout: one `nodes` group across three zones, scaled 2 -> 3 through
+    playbooks/scale_cluster.yml, previewed in check mode first."""
+    import os
+
+    from harness.playbook import run_playbook
+    from conftest import ROOT
+
+    nodes = dict(name="nodes", role="Node", image=UBUNTU_AMI, machine_type="t3.medium",
+                 subnets=["us-east-1a", "us-east-1b", "us-east-1c"], min_size=2, max_size=2, apply=True)
+    assert not kplay([ig_task(**nodes)]).result("ig").get("failed")
+    assert (group(cluster, "nodes")["MinSize"], len(group(cluster, "nodes")["Instances"])) == (2, 2)
+
+    extra = dict(cluster.kops, cluster_name=CLUSTER, state_store_bucket=BUCKET,
+                 scale_instance_groups=[{"name": "nodes", "min_size": 3, "max_size": 3}])
+    extra.pop("state_store")
+    playbook = os.path.join(ROOT, "playbooks", "scale_cluster.yml")
+    before = cluster.emulator.snapshot()
+    preview = run_playbook(playbook=playbook, emulator=cluster.emulator, extra_vars=extra, check=True, diff=True)
+    assert preview.rc == 0, preview.stderr[-2000:]
+    per_group = preview.result("kopsible.kops.instancegroups : Converge the InstanceGroups")
+    lines = per_group["results"][0]["plan_summary"]
+    assert "modify AutoscalingGroup/nodes.%s: MaxSize 2 -> 3, MinSize 2 -> 3" % CLUSTER in lines
+    assert cluster.emulator.snapshot() == before
+
+    applied = run_playbook(playbook=playbook, emulator=cluster.emulator, extra_vars=extra)
+    assert applied.rc == 0, applied.stderr[-2000:]
+    asg = group(cluster, "nodes")
+    assert (asg["MinSize"], asg["MaxSize"], len(asg["Instances"])) == (3, 3, 3)
+    assert len({i["AvailabilityZone"] for i in asg["Instances"]}) == 3
+    again = run_playbook(playbook=playbook, emulator=cluster.emulator, extra_vars=extra)
+    assert again.stats["localhost"]["changed"] == 0, [n for n, r in again.results if r.get("changed")]
