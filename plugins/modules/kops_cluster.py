@@ -19,7 +19,8 @@ description:
   - O(state=absent) runs C(kops delete cluster --yes) and then checks the cluster's hosted zone; no
     record under the cluster's name may remain.
   - Check mode writes nothing (state store, AWS, kubeconfig); it returns the spec kops would create
-    (C(create cluster --dry-run -o yaml)) or the spec diff and the current cloud plan.
+    (C(create cluster --dry-run -o yaml)) or the spec diff and the exact cloud plan of that diff
+    (a kops dry run against a temporary copy of the specs; the state store is only read).
   - Every option is checked before kops runs; a broken rule fails naming the option.
 author:
   - kopsible maintainers
@@ -278,6 +279,7 @@ from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, 
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
     ClusterOps, cluster_facts, check_version_change)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 CREATE_ONLY = ("zones", "control_plane_zones", "control_plane_count", "node_count", "node_size", "control_plane_size",
@@ -407,7 +409,9 @@ def converge(module, ops, name, current, params, result):
     result["spec"] = desired.get("spec")
     if result["changes"]:
         result["changed"] = True
-        if not module.check_mode:
+        if module.check_mode:
+            result["pending"] = desired
+        else:
             ops.replace(desired)
 
 
@@ -418,11 +422,12 @@ def apply(module, ops, name, params, result):
             result["terraform"] = ops.write_terraform(name, params["out"])
             result["changed"] = result["changed"] or result["terraform"]["changed"]
         return
-    plan = result.get("plan") or ops.plan(name)
+    if module.check_mode and result["changes"]:
+        plan = preview_plan(ops.runner, module.client("s3"), ops.state_store, name, [result["pending"]])
+    else:
+        plan = result.get("plan") or ops.plan(name)
     result["plan"] = plan
     result["plan_summary"] = kops_output.summarize_plan(plan)
-    if module.check_mode and result["changes"]:
-        result["plan_note"] = "the plan shows what the stored spec needs; the spec changes above are not written in check mode"
     if plan["changed"]:
         result["changed"] = True
         if not module.check_mode:
@@ -454,6 +459,7 @@ def ensure_present(module, ops, name, params):
             module.fail_json(msg="kops validate cluster %s did not pass: %s" % (
                 name, "; ".join(result["validation"]["problems"])), **result)
     result.setdefault("cluster", cluster_facts({"spec": result.get("spec") or {}}))
+    result.pop("pending", None)
     return result
 
 

@@ -63,6 +63,7 @@ def test_converge_version_and_labels_and_version_rules(kops_world, kplay):
     preview = run.result("preview")
     assert preview["changed"] is True
     assert {c["path"] for c in preview["changes"]} == {"spec.kubernetesVersion", "spec.cloudLabels"}
+    assert any(line.startswith("modify LaunchTemplate/nodes-us-east-1a") for line in preview["plan_summary"]), preview["plan_summary"]
     after = kops_world.emulator.snapshot()
     assert after == before, kops_world.emulator.snapshot_diff(before, after)
 
