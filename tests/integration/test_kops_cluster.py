@@ -130,3 +130,30 @@ def test_missing_bucket_is_an_error_not_a_missing_cluster(kops_world, kplay):
     assert result["failed"] is True
     assert [c["argv"][1:3] for c in result["kops_invocations"]] == [["get", "cluster"]]
     assert "create" not in str(result["kops_invocations"])
+
+
+def test_terraform_target_kubeconfig_export_and_validation_without_api(kops_world, kplay, tmp_path):
+    """target: terraform writes files instead of touching AWS; export_kubeconfig writes a file whose
+    content never reaches the result; validate says plainly that no Kubernetes API answers."""
+    out, kubeconfig = tmp_path / "tf", tmp_path / "kubeconfig"
+    before = kops_world.emulator.snapshot()
+    tf = kplay([cluster_task(**kops_world.cluster_options(apply=True, target="terraform", out=str(out)))]).result("cluster")
+    assert not tf.get("failed"), tf.get("msg")
+    assert "kubernetes.tf" in tf["terraform"]["files"] and (out / "kubernetes.tf").exists()
+    assert 'resource "aws_autoscaling_group" "control-plane-us-east-1a-masters-' in (out / "kubernetes.tf").read_text()
+    assert kops_world.groups() == {}  # nothing applied to AWS
+    again = kplay([cluster_task(name=CLUSTER, apply=True, target="terraform", out=str(out))]).result("cluster")
+    assert again["changed"] is False, again.get("terraform")
+
+    run = kplay([cluster_task("export", name=CLUSTER, export_kubeconfig=True, kubeconfig=str(kubeconfig)),
+                 cluster_task("validate", name=CLUSTER, validate=True, validate_timeout="5s")])
+    export = run.result("export")
+    assert not export.get("failed"), export.get("msg")
+    text = kubeconfig.read_text()
+    assert CLUSTER in text and "client-key-data" in text
+    assert export["kubeconfig"] == {"path": str(kubeconfig), "changed": True}
+    key = [line.split(":", 1)[1].strip() for line in text.splitlines() if "client-key-data" in line][0]
+    assert key not in run.stdout
+    validate = run.result("validate")
+    assert validate["failed"] is True
+    assert "did not pass" in validate["msg"] and "did not answer" in validate["msg"]
