@@ -1,0 +1,78 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""``kops rolling-update cluster``: flags from options, and which instances a roll replaced.
+
+Flags mirror cmd/kops/rolling-update_cluster.go of kops v1.36.2; each option maps to the flag of
+the same meaning. Order of a roll (pkg/instancegroups/rollingupdate.go): bastions, then the control
+plane one group at a time, then API servers, then nodes.
+"""
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+
+ROLES = ("control-plane", "apiserver", "node", "bastion")
+DURATION_FLAGS = (("validation_timeout", "--validation-timeout"), ("drain_timeout", "--drain-timeout"),
+                  ("control_plane_interval", "--control-plane-interval"), ("node_interval", "--node-interval"),
+                  ("bastion_interval", "--bastion-interval"), ("post_drain_delay", "--post-drain-delay"))
+
+
+def rolling_update_args(cluster, params, yes):
+    """argv (list of str) after ``kops`` for ``rolling-update cluster``.
+
+    :param params: module options (dict); ``None`` values are left to kops' defaults.
+    :param yes: add ``--yes`` (roll) instead of listing what needs it.
+    :raises RuleError: an unknown role, a negative validate_count.
+    """
+    args = ["rolling-update", "cluster", "--name", cluster]
+    if params.get("instance_groups"):
+        args += ["--instance-group", ",".join(params["instance_groups"])]
+    roles = params.get("instance_group_roles") or []
+    for role in roles:
+        if role not in ROLES:
+            raise RuleError("instance_group_roles: %r is not one of %s" % (role, ", ".join(ROLES)))
+    if roles:
+        args += ["--instance-group-roles", ",".join(roles)]
+    if params.get("cloudonly"):
+        args.append("--cloudonly")
+    if params.get("force"):
+        args.append("--force")
+    for option, flag in DURATION_FLAGS:
+        if params.get(option):
+            args += [flag, str(params[option])]
+    if params.get("validate_count") is not None:
+        if params["validate_count"] < 0:
+            raise RuleError("validate_count: must be 0 or more")
+        args += ["--validate-count", str(params["validate_count"])]
+    for option, flag in (("fail_on_validate_error", "--fail-on-validate-error"), ("fail_on_drain_error", "--fail-on-drain-error")):
+        if params.get(option) is not None:
+            args.append("%s=%s" % (flag, str(bool(params[option])).lower()))
+    if yes:
+        args.append("--yes")
+    return args
+
+
+def group_instances(groups, cluster):
+    """``{instance group name: sorted instance ids}`` from DescribeAutoScalingGroups items of ``cluster``.
+
+    kops names a group's Auto Scaling group ``<ig>.<cluster>`` (control plane: ``<ig>.masters.<cluster>``).
+    """
+    result = {}
+    for group in groups:
+        name = group["AutoScalingGroupName"]
+        suffix = "." + cluster
+        if not name.endswith(suffix):
+            continue
+        ig = name[:-len(suffix)]
+        if ig.endswith(".masters"):
+            ig = ig[:-len(".masters")]
+        result[ig] = sorted(i["InstanceId"] for i in group.get("Instances", []))
+    return result
+
+
+def replaced(before, after):
+    """Per group, the instances that went and came: ``{ig: {'before': [...], 'after': [...]}}`` for groups that changed."""
+    changes = {}
+    for ig in sorted(set(before) | set(after)):
+        gone = sorted(set(before.get(ig, [])) - set(after.get(ig, [])))
+        new = sorted(set(after.get(ig, [])) - set(before.get(ig, [])))
+        if gone or new:
+            changes[ig] = {"before": gone, "after": new}
+    return changes

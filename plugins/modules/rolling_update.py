@@ -1,0 +1,151 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+---
+module: rolling_update
+short_description: Roll the instances of a kOps cluster that need it (kops rolling-update cluster)
+version_added: 0.1.0
+description:
+  - Lists the instance groups that need an update (C(kops rolling-update cluster) without C(--yes)), rolls
+    them with C(--yes) in kops' order (bastions, control plane one group at a time, API servers, nodes),
+    and reports each group's status before and after and the instances replaced, read from AWS.
+  - Re-running after an interruption rolls only what still needs it; with nothing to do the result is
+    C(changed=false). Check mode lists what would roll and rolls nothing.
+author:
+  - kopsible maintainers
+options:
+  cluster: {description: Name of the cluster., type: str, required: true}
+  instance_groups: {description: Only these instance groups (C(--instance-group))., type: list, elements: str}
+  instance_group_roles:
+    description: Only groups of these roles (C(--instance-group-roles)), of C(control-plane), C(apiserver), C(node), C(bastion).
+    type: list
+    elements: str
+  cloudonly:
+    description: Roll without draining or validating through the Kubernetes API (C(--cloudonly)); causes downtime.
+    type: bool
+    default: false
+  force: {description: Roll even groups that need no update (C(--force))., type: bool, default: false}
+  validation_timeout: {description: C(--validation-timeout), a duration such as C(15m)., type: str}
+  validate_count: {description: C(--validate-count)., type: int}
+  drain_timeout: {description: C(--drain-timeout)., type: str}
+  control_plane_interval: {description: C(--control-plane-interval)., type: str}
+  node_interval: {description: C(--node-interval)., type: str}
+  bastion_interval: {description: C(--bastion-interval)., type: str}
+  post_drain_delay: {description: C(--post-drain-delay)., type: str}
+  fail_on_validate_error: {description: C(--fail-on-validate-error)., type: bool}
+  fail_on_drain_error: {description: C(--fail-on-drain-error)., type: bool}
+extends_documentation_fragment:
+  - kopsible.kops.kops
+  - amazon.aws.common.modules
+  - amazon.aws.region.modules
+  - amazon.aws.boto3
+notes:
+  - Supports check mode. A no-op run makes one kops call.
+"""
+
+EXAMPLES = r"""
+- name: Roll what needs it, without the Kubernetes API (e.g. a cluster that does not answer)
+  kopsible.kops.rolling_update:
+    cluster: mycluster01.kopsclustertest.example.org
+    cloudonly: true
+
+- name: Roll only the workers, two validations between nodes
+  kopsible.kops.rolling_update:
+    cluster: mycluster01.kopsclustertest.example.org
+    instance_group_roles: [node]
+    validate_count: 2
+    node_interval: 30s
+"""
+
+RETURN = r"""
+groups_before:
+  description: Per instance group, kops' status before the run (name, status, need_update, ready, min, target, max).
+  returned: always
+  type: list
+  elements: dict
+groups_after:
+  description: The same after the run (equal to groups_before in check mode or when nothing rolled).
+  returned: always
+  type: list
+  elements: dict
+would_roll:
+  description: Names of the groups that need an update (or all selected ones with force).
+  returned: always
+  type: list
+  elements: str
+replaced:
+  description: Per group, the instance ids that were replaced (before) and their replacements (after), read from AWS.
+  returned: always
+  type: dict
+kops_invocations:
+  description: The kops commands this run made.
+  returned: always
+  type: list
+  elements: dict
+"""
+
+from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
+from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
+
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import group_instances, replaced, rolling_update_args
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
+
+
+def argument_spec():
+    spec = kops_argument_spec()
+    spec.update(
+        cluster=dict(type="str", required=True), instance_groups=dict(type="list", elements="str"),
+        instance_group_roles=dict(type="list", elements="str"), cloudonly=dict(type="bool", default=False),
+        force=dict(type="bool", default=False), validation_timeout=dict(type="str"), validate_count=dict(type="int"),
+        drain_timeout=dict(type="str"), control_plane_interval=dict(type="str"), node_interval=dict(type="str"),
+        bastion_interval=dict(type="str"), post_drain_delay=dict(type="str"),
+        fail_on_validate_error=dict(type="bool"), fail_on_drain_error=dict(type="bool"),
+    )
+    return spec
+
+
+def cloud_instances(module, cluster):
+    client = module.client("autoscaling", retry_decorator=AWSRetry.jittered_backoff())
+    groups = []
+    for page in client.get_paginator("describe_auto_scaling_groups").paginate():
+        groups.extend(page["AutoScalingGroups"])
+    return group_instances(groups, cluster)
+
+
+def main():
+    module = AnsibleAWSModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = dict(module.params)
+    try:
+        cluster = kops_rules.cluster_name(params["cluster"])
+        list_args = rolling_update_args(cluster, params, yes=False)
+        roll_args = rolling_update_args(cluster, params, yes=True)
+    except kops_rules.RuleError as exc:
+        module.fail_json(msg=str(exc))
+    runner = runner_from_module(module, state_store_of(module))
+    result = dict(changed=False, cluster=cluster, replaced={})
+    try:
+        before = kops_output.parse_rolling_update(runner.run(list_args).stdout)
+        result["groups_before"] = result["groups_after"] = before["groups"]
+        selected = before["groups"] if params["force"] else [g for g in before["groups"] if g["need_update"]]
+        result["would_roll"] = [g["name"] for g in selected if g["target"] or g["need_update"]]
+        if result["would_roll"] and not module.check_mode:
+            instances = cloud_instances(module, cluster)
+            runner.run(roll_args)
+            result["groups_after"] = kops_output.parse_rolling_update(runner.run(list_args).stdout)["groups"]
+            result["replaced"] = replaced(instances, cloud_instances(module, cluster))
+            result["changed"] = bool(result["replaced"])
+        elif result["would_roll"]:
+            result["changed"] = True
+    except KopsError as exc:
+        module.fail_json(msg="kops rolling-update failed for %s: %s" % (cluster, exc.message),
+                         kops_invocations=runner.calls, **dict(exc.to_result(), **result))
+    result["kops_invocations"] = runner.calls
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()

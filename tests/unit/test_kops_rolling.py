@@ -1,0 +1,44 @@
+"""rolling_update's command lines and replacement bookkeeping (pure logic)."""
+import pytest
+
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import group_instances, replaced, rolling_update_args
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+
+C = "c.example.org"
+
+
+def test_every_option_maps_to_its_flag():
+    params = dict(instance_groups=["nodes-a", "nodes-b"], instance_group_roles=["control-plane", "node"], cloudonly=True,
+                  force=True, validation_timeout="10m", drain_timeout="5m", control_plane_interval="1s",
+                  node_interval="2s", bastion_interval="3s", post_drain_delay="4s", validate_count=3,
+                  fail_on_validate_error=False, fail_on_drain_error=True)
+    assert rolling_update_args(C, params, yes=True) == [
+        "rolling-update", "cluster", "--name", C, "--instance-group", "nodes-a,nodes-b",
+        "--instance-group-roles", "control-plane,node", "--cloudonly", "--force",
+        "--validation-timeout", "10m", "--drain-timeout", "5m", "--control-plane-interval", "1s",
+        "--node-interval", "2s", "--bastion-interval", "3s", "--post-drain-delay", "4s", "--validate-count", "3",
+        "--fail-on-validate-error=false", "--fail-on-drain-error=true", "--yes"]
+
+
+def test_defaults_are_left_to_kops():
+    assert rolling_update_args(C, {}, yes=False) == ["rolling-update", "cluster", "--name", C]
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"instance_group_roles": ["master"]}, "instance_group_roles: 'master'"),
+    ({"validate_count": -1}, "validate_count: must be 0 or more"),
+])
+def test_bad_options(params, message):
+    with pytest.raises(RuleError) as err:
+        rolling_update_args(C, params, yes=True)
+    assert message in str(err.value)
+
+
+def test_group_instances_and_replacements():
+    groups = [{"AutoScalingGroupName": "control-plane-a.masters." + C, "Instances": [{"InstanceId": "i-1"}]},
+              {"AutoScalingGroupName": "nodes-a." + C, "Instances": [{"InstanceId": "i-3"}, {"InstanceId": "i-2"}]},
+              {"AutoScalingGroupName": "other.example.org", "Instances": [{"InstanceId": "i-9"}]}]
+    before = group_instances(groups, C)
+    assert before == {"control-plane-a": ["i-1"], "nodes-a": ["i-2", "i-3"]}
+    after = {"control-plane-a": ["i-1"], "nodes-a": ["i-2", "i-4"]}
+    assert replaced(before, after) == {"nodes-a": {"before": ["i-3"], "after": ["i-4"]}}
