@@ -52,7 +52,10 @@ def main():
         print("parent zone %s created (the zone a user already has)\n" % PARENT)
 
         extra = dict(module_options_for_play(), cluster_ssh_public_key=ssh_key(), cluster_image=UBUNTU_AMI,
-                     cluster_channel="none", verify_dns=True, dns_nameservers=["127.0.0.1"])
+                     cluster_channel="none", verify_dns=True, dns_nameservers=["127.0.0.1"],
+                     # No Kubernetes API behind the emulator: roll cloud-only, no validation.
+                     upgrade_cloudonly=True, upgrade_validate=False, upgrade_control_plane_interval="1s",
+                     upgrade_node_interval="1s", upgrade_bastion_interval="1s")
         start = time.monotonic()
         print("running playbooks/lifecycle.yml -e @examples/vars/us-east-1-ha.yml ...", flush=True)
         run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"), emulator=emu,
@@ -113,6 +116,13 @@ def report(run, example, elapsed):
         print("\n== 4. scale-up (playbooks/scale_cluster.yml): %s" % ("changed" if scale.get("changed") else "unchanged"))
         for line in scale.get("plan_summary", []):
             print("   %s" % line)
+    roll = task(run, "Rolling update in kops' order (bastions, control plane, nodes)")
+    applied = task(run, "Set the version and apply")
+    if roll:
+        print("\n== 5. upgrade to %s (playbooks/upgrade_cluster.yml): %d plan items applied, %d groups rolled" % (
+            applied.get("cluster", {}).get("kubernetes_version"), len(applied.get("plan_summary", [])), len(roll.get("replaced", {}))))
+        for group, ids in sorted(roll.get("replaced", {}).items()):
+            print("   %-28s %s -> %s" % (group, ", ".join(ids["before"]), ", ".join(ids["after"])))
     if deleted:
         d = deleted[0]
         print("\n== 6. cluster deleted: %d cloud resources; records left under its name: %s" % (
@@ -122,6 +132,7 @@ def report(run, example, elapsed):
                "delegation": {k: delegation.get(k) for k in ("zone_id", "name_servers", "verified")},
                "cluster_created": bool(created), "cluster_deleted": bool(deleted),
                "scale_plan": scale.get("plan_summary", []) if scale else [],
+               "upgrade_replaced": roll.get("replaced", {}) if roll else {},
                "records_seen": [(r["name"], r["type"]) for r in records],
                "groups_seen": {g["auto_scaling_group_name"]: g["desired_capacity"] for g in groups}}
     path = os.path.join(ROOT, "out", "demo-summary.json")
