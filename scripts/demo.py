@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 from harness.emulator import Emulator  # noqa: E402
-from harness.kops_env import UBUNTU_AMI, KopsDNS, module_options  # noqa: E402
+from harness.kops_env import KopsDNS, lifecycle_overrides  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
 
 PARENT = "example.org"
@@ -45,17 +45,13 @@ def main():
 
     with open(VARS_FILE) as handle:
         example = yaml.safe_load(handle)
-    with Emulator() as emu, KopsDNS(emu):
+    with Emulator() as emu, KopsDNS(emu) as dns:
         print("emulator: %s (moto server, patched where kops needs AWS behaviour: docs/emulator.md)" % emu.url)
         print("DNS: 127.0.0.1:53 answers from the emulator's Route53 (kops resolves its zone's NS records)")
         emu.client("route53").create_hosted_zone(Name=PARENT + ".", CallerReference="demo-parent")
         print("parent zone %s created (the zone a user already has)\n" % PARENT)
 
-        extra = dict(module_options_for_play(), cluster_ssh_public_key=ssh_key(), cluster_image=UBUNTU_AMI,
-                     cluster_channel="none", verify_dns=True, dns_nameservers=["127.0.0.1"],
-                     # No Kubernetes API behind the emulator: roll cloud-only, no validation.
-                     upgrade_cloudonly=True, upgrade_validate=False, upgrade_control_plane_interval="1s",
-                     upgrade_node_interval="1s", upgrade_bastion_interval="1s")
+        extra = lifecycle_overrides(dns, ssh_key())
         start = time.monotonic()
         print("running playbooks/lifecycle.yml -e @examples/vars/us-east-1-ha.yml ...", flush=True)
         run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"), emulator=emu,
@@ -69,16 +65,6 @@ def main():
             print(run.stderr[-3000:])
             raise SystemExit("demo: the lifecycle failed")
     print("\ndemo: done in %.0fs (emulator stopped)" % elapsed)
-
-
-def module_options_for_play():
-    """kops_binary / kops_env as role variables (the roles pass them to the modules)."""
-    from harness.kops_env import KopsDNS as _  # noqa: F401  (the server is started by main)
-
-    class _DNS:
-        resolv_conf = os.path.join(ROOT, ".cache", "kops-resolv.conf")
-
-    return module_options(_DNS())
 
 
 def report(run, example, elapsed):

@@ -100,3 +100,13 @@ def module_options(dns):
             "KOPS_FEATURE_FLAGS": "-ImageDigest",
         },
     }
+
+
+def lifecycle_overrides(dns, ssh_public_key):
+    """Variables that run playbooks/lifecycle.yml with examples/vars/us-east-1-ha.yml on the emulator
+    (dict): kops' offline settings, the emulator's Ubuntu image and channel ``none``, DNS
+    verification against the emulator's DNS face, and a cloud-only roll (no Kubernetes API here)."""
+    return dict(module_options(dns), cluster_ssh_public_key=ssh_public_key, cluster_image=UBUNTU_AMI,
+                cluster_channel="none", verify_dns=True, dns_nameservers=[dns.address],
+                upgrade_cloudonly=True, upgrade_validate=False, upgrade_control_plane_interval="1s",
+                upgrade_node_interval="1s", upgrade_bastion_interval="1s")

@@ -1,0 +1,47 @@
+"""playbooks/lifecycle.yml, the whole kOps guide, as a test: the values each step reads back."""
+import os
+
+import pytest
+import yaml
+
+from conftest import ROOT
+from harness.kops_env import lifecycle_overrides
+from harness.playbook import run_playbook
+
+pytestmark = pytest.mark.kops
+
+
+def first(run, suffix):
+    return next(r for n, r in run.results if n.endswith(suffix))
+
+
+def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key):
+    with open(os.path.join(ROOT, "examples", "vars", "us-east-1-ha.yml")) as handle:
+        example = yaml.safe_load(handle)
+    emulator.client("route53").create_hosted_zone(Name="example.org.", CallerReference="parent")
+    run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"), emulator=emulator,
+                       extra_vars=dict(example, **lifecycle_overrides(kops_dns, ssh_public_key)))
+    assert run.rc == 0, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or run.stderr[-2000:]
+
+    delegation = first(run, "from its parent zone")
+    assert delegation["verified"] is True and len(delegation["name_servers"]) == 4
+    bucket = first(run, "State store bucket kopsclustertest-state")
+    assert bucket["versioning"]["Versioning"] == "Enabled"
+    created = next(r for n, r in run.results if n.endswith("is present") and "kops_invocations" in r)
+    assert created["changed"] and created["cluster"]["kubernetes_version"] == "1.34.1"
+    groups = first(run, "Read the Auto Scaling groups")["results"]
+    assert sorted(g["auto_scaling_group_name"].split(".")[0] for g in groups if g["desired_capacity"]) == [
+        "control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c", "nodes-us-east-1a", "nodes-us-east-1b"]
+    scale = first(run, "Plan and apply the cluster once")
+    assert "modify AutoscalingGroup/nodes-us-east-1c.%s: MaxSize 0 -> 1, MinSize 0 -> 1" % example["cluster_name"] in scale["plan_summary"]
+    roll = first(run, "Rolling update in kops' order (bastions, control plane, nodes)")
+    assert len(roll["replaced"]) == 6 and all(ids["before"] and ids["after"] for ids in roll["replaced"].values())
+    assert first(run, "Set the version and apply")["cluster"]["kubernetes_version"] == "1.35.0"
+    deleted = next(r for n, r in run.results if n.endswith("is absent") and "kops_invocations" in r)
+    assert deleted["dns_records_left"] == [] and len(deleted["deleted_resources"]) > 40
+
+    # Read back from the emulator: the subdomain is ready for the next cluster, nothing is left running.
+    r53 = emulator.client("route53")
+    zone = [z for z in r53.list_hosted_zones()["HostedZones"] if z["Name"] == example["subdomain"] + "."][0]
+    assert sorted(r["Type"] for r in r53.list_resource_record_sets(HostedZoneId=zone["Id"])["ResourceRecordSets"]) == ["NS", "SOA"]
+    assert emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"] == []
