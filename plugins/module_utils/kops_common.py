@@ -20,7 +20,8 @@ def state_store_of(module):
     store = module.params.get("state_store") or os.environ.get("KOPS_STATE_STORE")
     if not store:
         module.fail_json(msg="state_store: required (or set KOPS_STATE_STORE), e.g. s3://my-kops-state")
-    if not (store.startswith("s3://") or store.startswith("file://")) or store.rstrip("/") in ("s3:/", "file:/"):
+    scheme, _, rest = store.strip().partition("://")
+    if scheme not in ("s3", "file") or not rest.strip("/") or store != store.strip():
         module.fail_json(msg="state_store: %r must be an s3://BUCKET[/PATH] (or file://PATH) URL" % store)
     if module.params.get("kops_timeout", 1) < 1:
         module.fail_json(msg="kops_timeout: must be 1 second or more")

@@ -74,12 +74,32 @@ def to_camel(value, option=None):
 
 def duration_seconds(value, field):
     """Seconds (float) in a Go duration such as ``24h`` or ``1h30m``. Raises RuleError."""
-    text = str(value).strip()
+    text = str(value)
     if text == "0":
         return 0.0
-    if not _DURATION_RE.match(text):
+    if not _DURATION_RE.fullmatch(text):
         raise RuleError("%s: %r is not a duration such as 24h or 90m" % (field, value))
     return sum(float(n) * _DURATION_UNITS[u] for n, _, u in re.findall(r"(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)", text))
+
+
+def number(value, field, minimum=None, maximum=None):
+    """``value`` must be an int (not a bool) within bounds; returns it. Raises RuleError naming ``field``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RuleError("%s: %r must be a whole number" % (field, value))
+    if minimum is not None and value < minimum:
+        raise RuleError("%s: %s must be %s or more" % (field, value, minimum))
+    if maximum is not None and value > maximum:
+        raise RuleError("%s: %s must be %s or less" % (field, value, maximum))
+    return value
+
+
+def text(value, field):
+    """``value`` must be a string; returns it. Raises RuleError naming ``field``."""
+    if value is not None and not isinstance(value, str):
+        raise RuleError("%s: %r must be a string" % (field, value))
+    return value
 
 
 def check_role(role):
@@ -112,23 +132,23 @@ def check_fields(params, role, cluster_subnets=None):
                         "awsValidateMaximumInstanceLifetime)" % lifetime)
     metadata = params.get("instance_metadata") or {}
     if metadata.get("http_tokens") not in (None, "required", "optional"):
-        raise RuleError("instance_metadata.http_tokens: %r must be required or optional" % metadata["http_tokens"])
-    hops = metadata.get("http_put_response_hop_limit")
-    if hops is not None and not (isinstance(hops, int) and 1 <= hops <= 64):
-        raise RuleError("instance_metadata.http_put_response_hop_limit: %r must be between 1 and 64" % (hops,))
+        raise RuleError("instance_metadata.http_tokens: %r must be required or optional" % (metadata["http_tokens"],))
+    number(metadata.get("http_put_response_hop_limit"), "instance_metadata.http_put_response_hop_limit", 1, 64)
     check_mixed(params.get("mixed_instances_policy"))
     check_warm_pool(params.get("warm_pool"), role, params.get("mixed_instances_policy"), params.get("max_price"))
     lbs = params.get("external_load_balancers") or []
     if len(lbs) > 10:
         raise RuleError("external_load_balancers: %d given; at most 10 per Auto Scaling group" % len(lbs))
     for index, lb in enumerate(lbs):
+        for key in ("load_balancer_name", "target_group_arn"):
+            text(lb.get(key), "external_load_balancers[%d].%s" % (index, key))
         if bool(lb.get("load_balancer_name")) == bool(lb.get("target_group_arn")):
             raise RuleError("external_load_balancers[%d]: give exactly one of load_balancer_name or target_group_arn" % index)
         arn = lb.get("target_group_arn")
         if arn and not re.match(r"^arn:aws(-cn|-us-gov)?:elasticloadbalancing:[^:]+:\d{12}:targetgroup/", arn):
             raise RuleError("external_load_balancers[%d].target_group_arn: %r is not a target group ARN" % (index, arn))
     for index, taint in enumerate(params.get("taints") or []):
-        match = _TAINT_RE.match(taint)
+        match = _TAINT_RE.fullmatch(text(taint, "taints[%d]" % index))
         if not match or match.group("effect") not in TAINT_EFFECTS:
             raise RuleError("taints[%d]: %r must be key[=value]:Effect with Effect one of %s (instancegroup.go "
                             "ParseTaint)" % (index, taint, ", ".join(TAINT_EFFECTS)))
@@ -144,6 +164,7 @@ def check_fields(params, role, cluster_subnets=None):
             raise RuleError("sysctl_parameters[%d]: %r must contain a '=' character" % (index, value))
     volume = params.get("root_volume") or {}
     for key in ("size", "iops", "throughput"):
+        number(volume.get(key), "root_volume.%s" % key)
         if volume.get(key) is not None and volume[key] <= 0:
             raise RuleError("root_volume.%s: must be greater than 0, got %s" % (key, volume[key]))
     if cluster_subnets is not None:
@@ -155,33 +176,33 @@ def check_fields(params, role, cluster_subnets=None):
 def check_mixed(policy):
     if not policy:
         return
-    above = policy.get("on_demand_above_base")
+    above = number(policy.get("on_demand_above_base"), "mixed_instances_policy.on_demand_above_base")
     if above is not None and not 0 <= above <= 100:
-        raise RuleError("mixed_instances_policy.on_demand_above_base: %d must be between 0 and 100 (aws.go)" % above)
+        raise RuleError("mixed_instances_policy.on_demand_above_base: %s must be between 0 and 100 (aws.go)" % above)
     strategy = policy.get("spot_allocation_strategy")
     if strategy is not None and strategy not in SPOT_STRATEGIES:
         raise RuleError("mixed_instances_policy.spot_allocation_strategy: %r is not one of %s" % (strategy, ", ".join(SPOT_STRATEGIES)))
     for key in ("on_demand_base", "spot_instance_pools"):
-        if policy.get(key) is not None and policy[key] < 0:
-            raise RuleError("mixed_instances_policy.%s: must be 0 or more" % key)
+        number(policy.get(key), "mixed_instances_policy.%s" % key, 0)
 
 
 def check_warm_pool(pool, role, mixed, max_price):
     """instancegroup.go: Node or APIServer only, not with spot, sizes >= 0 and max >= min."""
     if not pool:
         return
-    if role not in ("Node", "APIServer"):
+    if role is not None and role not in ("Node", "APIServer"):
         raise RuleError("warm_pool: only allowed on instance groups with role Node or APIServer, not %s" % role)
     if max_price or (mixed and ((mixed.get("on_demand_above_base") is not None and mixed["on_demand_above_base"] < 100)
                                 or mixed.get("spot_allocation_strategy"))):
         raise RuleError("warm_pool: cannot be used with spot instances (max_price or a mixed_instances_policy with spot)")
-    low, high = pool.get("min_size"), pool.get("max_size")
+    low = number(pool.get("min_size"), "warm_pool.min_size")
+    high = number(pool.get("max_size"), "warm_pool.max_size")
     if low is not None and low < 0:
         raise RuleError("warm_pool.min_size: cannot be negative")
     if high is not None and high < 0:
         raise RuleError("warm_pool.max_size: cannot be negative")
     if low is not None and high is not None and high < low:
-        raise RuleError("warm_pool.max_size: %d cannot be lower than min_size %d" % (high, low))
+        raise RuleError("warm_pool.max_size: %s cannot be lower than min_size %s" % (high, low))
 
 
 # v1alpha2 keeps the root volume in flat fields (pkg/apis/kops/v1alpha2/instancegroup.go: RootVolume is

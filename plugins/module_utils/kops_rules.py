@@ -18,16 +18,17 @@ class RuleError(ValueError):
     """A rule was broken; ``str(err)`` starts with the option name."""
 
 
-def cluster_name(value):
+def cluster_name(value, field="name"):
     """A cluster name: a DNS name (pkg/apis/kops/validation/validation.go validateClusterName), either a
-    gossip name ending in ``.k8s.local`` or a name under a DNS zone. Returns it normalised (str)."""
+    gossip name ending in ``.k8s.local`` or a name under a DNS zone. Returns it normalised (str).
+    ``field`` is the option named in errors (``name`` or ``cluster``)."""
     try:
-        name = normalize_dns_name(value, "name")
+        name = normalize_dns_name(value, field)
     except DNSNameError as exc:
         raise RuleError(str(exc))
     if "." not in name:
-        raise RuleError("name: a cluster name must be a fully qualified DNS name such as "
-                        "mycluster01.example.org or mycluster.k8s.local, got %r" % name)
+        raise RuleError("%s: a cluster name must be a fully qualified DNS name such as "
+                        "mycluster01.example.org or mycluster.k8s.local, got %r" % (field, name))
     return name
 
 
@@ -38,7 +39,7 @@ def is_gossip(name):
 
 def region_of_zone(zone):
     """``us-east-1a`` -> ``us-east-1``; None when ``zone`` is not an AWS availability zone name."""
-    match = _ZONE_RE.match(zone or "")
+    match = _ZONE_RE.fullmatch(zone) if isinstance(zone, str) else None
     return match.group("region") if match else None
 
 
@@ -86,7 +87,7 @@ def control_plane_zones(values, node_zones):
 def kubernetes_version(value, field="kubernetes_version"):
     """A Kubernetes version ``X.Y.Z`` or ``vX.Y.Z`` (pkg/apis/kops/util/versions.go ParseKubernetesVersion).
     Returns ``(major, minor, patch)`` ints."""
-    match = _VERSION_RE.match(value or "")
+    match = _VERSION_RE.fullmatch(value) if isinstance(value, str) else None
     if not match:
         raise RuleError("%s: %r is not a version such as 1.34.1 or v1.34.1" % (field, value))
     return int(match.group("major")), int(match.group("minor")), int(match.group("patch"))
@@ -106,12 +107,12 @@ def dns_zone_encloses(zone, name):
 
 def non_negative(value, field):
     if value is not None and value < 0:
-        raise RuleError("%s: must be 0 or more, got %d" % (field, value))
+        raise RuleError("%s: must be 0 or more, got %s" % (field, value))
 
 
 def positive(value, field):
     if value is not None and value < 1:
-        raise RuleError("%s: must be 1 or more, got %d" % (field, value))
+        raise RuleError("%s: must be 1 or more, got %s" % (field, value))
 
 
 def cidr(value, field):

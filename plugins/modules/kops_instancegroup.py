@@ -190,7 +190,7 @@ def argument_spec():
 def check_name(params):
     """IG names are DNS labels or subdomains (instancegroup.go validateInstanceGroupName)."""
     name = params["name"]
-    if not name or len(name) > 253 or not all(re.match(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$", p) for p in name.split(".")):
+    if not name or len(name) > 253 or not all(re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", p) for p in name.split(".")):
         raise kops_rules.RuleError("name: %r must be lowercase letters, digits, '-' and '.', starting and ending "
                                    "with a letter or digit" % name)
 
@@ -225,7 +225,7 @@ def plan_and_apply(module, ops, params, cluster_name, pending, result):
 
 
 def ensure(module, ops, params):
-    cluster_name = kops_rules.cluster_name(params["cluster"])
+    cluster_name = kops_rules.cluster_name(params["cluster"], "cluster")
     cluster, groups = ops.get_all(cluster_name)
     if cluster is None:
         module.fail_json(msg="cluster: %s is not in the state store %s" % (cluster_name, ops.state_store))
@@ -270,7 +270,8 @@ def main():
     params = dict(module.params)
     try:
         check_name(params)
-        kops_rules.cluster_name(params["cluster"])
+        kops_rules.cluster_name(params["cluster"], "cluster")
+        kops_ig.check_fields(params, kops_ig.check_role(params["role"]) if params["role"] else None)
         if params["role"]:
             role = kops_ig.check_role(params["role"])
             kops_ig.check_sizes(role, params["min_size"], params["max_size"])

@@ -120,7 +120,7 @@ def main():
     module = AnsibleAWSModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = dict(module.params)
     try:
-        cluster = kops_rules.cluster_name(params["cluster"])
+        cluster = kops_rules.cluster_name(params["cluster"], "cluster")
         list_args = rolling_update_args(cluster, params, yes=False)
         roll_args = rolling_update_args(cluster, params, yes=True)
     except kops_rules.RuleError as exc:

@@ -126,6 +126,12 @@ BAD_INPUTS = [
     ({"name": NODES, "root_volume": {"size": 0}}, "root_volume.size: must be greater than 0"),
     ({"name": "new-group", "min_size": 1}, "role: required to create InstanceGroup new-group"),
     ({"name": NODES, "role": "Bastion"}, "the role of an existing group cannot change"),
+    # found by a breaker session: wrong types inside dict options used to crash with a TypeError
+    ({"name": NODES, "warm_pool": {"min_size": "x"}}, "warm_pool.min_size: 'x' must be a whole number"),
+    ({"name": NODES, "root_volume": {"size": "x"}}, "root_volume.size: 'x' must be a whole number"),
+    ({"name": NODES, "external_load_balancers": [{"target_group_arn": 123}]}, "must be a string"),
+    ({"name": NODES, "cluster": "single"}, "cluster: a cluster name must be a fully qualified"),
+    ({"name": NODES, "state_store": "s3://"}, "state_store: 's3://' must be an s3://BUCKET"),
 ]
 
 
