@@ -108,6 +108,8 @@ class ClusterOps(object):
 
     @staticmethod
     def ig_summary(doc):
+        """Summary of an InstanceGroup manifest: ``{'name', 'role' (ControlPlane spelling), 'min_size',
+        'max_size', 'machine_type', 'zones'}`` (subnets, or zones when no subnets are named)."""
         spec = doc.get("spec") or {}
         return {"name": get_path(doc, ("metadata", "name")), "role": normalize_role(spec.get("role")),
                 "min_size": spec.get("minSize"), "max_size": spec.get("maxSize"),

@@ -174,6 +174,8 @@ def check_fields(params, role, cluster_subnets=None):
 
 
 def check_mixed(policy):
+    """mixedInstancesPolicy rules (aws.go awsValidateMixedInstancesPolicy): onDemandAboveBase 0..100, a
+    known spotAllocationStrategy, whole non-negative onDemandBase and spotInstancePools. Raises RuleError."""
     if not policy:
         return
     above = number(policy.get("on_demand_above_base"), "mixed_instances_policy.on_demand_above_base")

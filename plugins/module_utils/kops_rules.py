@@ -106,11 +106,13 @@ def dns_zone_encloses(zone, name):
 
 
 def non_negative(value, field):
+    """``value`` (a number or None) must be 0 or more. Raises RuleError naming ``field``."""
     if value is not None and value < 0:
         raise RuleError("%s: must be 0 or more, got %s" % (field, value))
 
 
 def positive(value, field):
+    """``value`` (a number or None) must be 1 or more. Raises RuleError naming ``field``."""
     if value is not None and value < 1:
         raise RuleError("%s: must be 1 or more, got %s" % (field, value))
 

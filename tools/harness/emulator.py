@@ -68,10 +68,12 @@ class Emulator:
         raise RuntimeError("emulator did not answer within %ss; see %s" % (timeout, self.log_path))
 
     def stop(self):
+        """Stop the server process (terminate, then kill after 10 s)."""
         stop_process(self.proc)
         self.proc = None
 
     def reset(self):
+        """Empty every backend (``POST /moto-api/reset``); the emulator's fixes stay applied."""
         urllib.request.urlopen(urllib.request.Request(self.url + "/moto-api/reset", method="POST"), timeout=30).read()
 
     def state(self):
@@ -79,6 +81,7 @@ class Emulator:
         return urllib.request.urlopen(self.url + "/moto-api/data.json", timeout=30).read()
 
     def state_json(self):
+        """The emulator's whole state as parsed JSON (dict: service -> model -> items)."""
         return json.loads(self.state())
 
     def snapshot(self):

@@ -27,12 +27,14 @@ class Route53View:
         self.client_factory = client_factory
 
     def zones(self, client):
+        """The emulator's public hosted zones (list of ListHostedZones items)."""
         zones = []
         for page in client.get_paginator("list_hosted_zones").paginate():
             zones.extend(z for z in page["HostedZones"] if not z.get("Config", {}).get("PrivateZone"))
         return zones
 
     def records(self, client, zone_id):
+        """Every ResourceRecordSet of zone ``zone_id`` (list)."""
         records = []
         for page in client.get_paginator("list_resource_record_sets").paginate(HostedZoneId=zone_id):
             records.extend(page["ResourceRecordSets"])
@@ -104,6 +106,7 @@ class Route53DNS:
         self.server = None
 
     def start(self):
+        """Bind UDP ``address``:``port`` and serve in a daemon thread; returns self."""
         socketserver.ThreadingUDPServer.allow_reuse_address = True
         self.server = socketserver.ThreadingUDPServer((self.address, self.port), _Handler)
         self.server.daemon_threads = True
