@@ -225,6 +225,8 @@ def plan_and_apply(module, ops, params, cluster_name, pending, result):
 
 
 def ensure(module, ops, params):
+    """Converge the group; returns ``(result, pending)`` where ``pending`` is the manifest check mode
+    did not write (for the preview plan), else None."""
     cluster_name = kops_rules.cluster_name(params["cluster"], "cluster")
     cluster, groups = ops.get_all(cluster_name)
     if cluster is None:
@@ -233,14 +235,14 @@ def ensure(module, ops, params):
     result = dict(changed=False, cluster=cluster_name, name=params["name"], changes=[])
     if params["state"] == "absent":
         if current is None:
-            return result
+            return result, None
         if kops_spec.normalize_role(current["spec"].get("role")) == "ControlPlane" and sum(
                 1 for g in groups.values() if kops_spec.normalize_role(g["spec"].get("role")) == "ControlPlane") == 1:
             module.fail_json(msg="name: %s is the last control-plane InstanceGroup of %s; it cannot be deleted" % (params["name"], cluster_name))
         result.update(changed=True, diff={"before": current.get("spec"), "after": {}})
         if not module.check_mode:
             ops.delete_instance_group(cluster_name, params["name"])
-        return result
+        return result, None
     stored_role = kops_spec.normalize_role(current["spec"].get("role")) if current else None
     role = kops_ig.check_role(params["role"]) if params["role"] else stored_role
     if role is None:
@@ -262,7 +264,7 @@ def ensure(module, ops, params):
             pending = None
     result["spec"] = manifest.get("spec")
     result["instance_group"] = ops.ig_summary(manifest)
-    return result, pending, cluster_name
+    return result, pending
 
 
 def main():
@@ -284,15 +286,10 @@ def main():
     runner = runner_from_module(module, state_store)
     ops = ClusterOps(runner, state_store)
     try:
-        outcome = ensure(module, ops, params)
-        if isinstance(outcome, tuple):
-            result, pending, cluster_name = outcome
-            if params["apply"]:
-                plan_and_apply(module, ops, params, cluster_name, pending, result)
-        else:
-            result = outcome
-            if params["apply"] and result["changed"]:
-                plan_and_apply(module, ops, params, result["cluster"], None, result)
+        result, pending = ensure(module, ops, params)
+        # Absent: plan only after a deletion (the group's cloud resources are already gone then).
+        if params["apply"] and (params["state"] == "present" or result["changed"]):
+            plan_and_apply(module, ops, params, result["cluster"], pending, result)
     except KopsError as exc:
         module.fail_json(msg="kops failed for InstanceGroup %s: %s" % (params["name"], exc.message),
                          kops_invocations=runner.calls, **exc.to_result())
