@@ -36,6 +36,21 @@ options:
   post_drain_delay: {description: C(--post-drain-delay)., type: str}
   fail_on_validate_error: {description: C(--fail-on-validate-error)., type: bool}
   fail_on_drain_error: {description: C(--fail-on-drain-error)., type: bool}
+  kubeconfig:
+    description:
+      - A kubeconfig for the cluster's Kubernetes API. When given, PodDisruptionBudgets are checked before
+        anything rolls (see O(ignore_pdb)); without it the check is skipped and the result says so.
+      - Its contents never appear in the result.
+    type: path
+  kube_context:
+    description: Context of O(kubeconfig) to use; default the context named after the cluster (as C(kops export kubecfg) names it), else the current context.
+    type: str
+  ignore_pdb:
+    description:
+      - Roll even when a PodDisruptionBudget that allows no disruption covers pods on nodes about to roll.
+        Those budgets are still reported in RV(pdb_check).
+    type: bool
+    default: false
 extends_documentation_fragment:
   - kopsible.kops.kops
   - amazon.aws.common.modules
@@ -43,6 +58,11 @@ extends_documentation_fragment:
   - amazon.aws.boto3
 notes:
   - Supports check mode. A no-op run makes one kops call.
+  - The PodDisruptionBudget check runs with the kubernetes Python client. A budget blocks when its
+    C(status.disruptionsAllowed) is 0 and it selects a running pod on a node of a group about to roll
+    (matched by the node label C(kops.k8s.io/instancegroup) or by the instance id in C(spec.providerID)).
+requirements:
+  - kubernetes (Python client), only when O(kubeconfig) is given
 """
 
 EXAMPLES = r"""
@@ -50,6 +70,11 @@ EXAMPLES = r"""
   kopsible.kops.rolling_update:
     cluster: mycluster01.kopsclustertest.example.org
     cloudonly: true
+
+- name: Check PodDisruptionBudgets first, then roll what needs it
+  kopsible.kops.rolling_update:
+    cluster: mycluster01.kopsclustertest.example.org
+    kubeconfig: ~/.kube/mycluster01
 
 - name: Roll only the workers, two validations between nodes
   kopsible.kops.rolling_update:
@@ -76,9 +101,20 @@ would_roll:
   type: list
   elements: str
 replaced:
-  description: Per group, the instance ids that were replaced (before) and their replacements (after), read from AWS.
+  description:
+    - Per group, the instance ids that were replaced (before) and their replacements (after), read from AWS.
+    - Also returned when the roll fails or times out part-way, with what it replaced until then.
   returned: always
   type: dict
+pdb_check:
+  description:
+    - The PodDisruptionBudget check. C(checked) (bool), C(skipped_reason) (why it did not run, or null),
+      C(nodes) (the nodes about to be drained), C(blocking) (list of budgets with C(name), C(namespace),
+      C(disruptions_allowed) and the C(pods) they protect on those nodes).
+  returned: when something would roll
+  type: dict
+  sample: {checked: true, skipped_reason: null, nodes: [i-0abc.ec2.internal],
+           blocking: [{name: web, namespace: shop, disruptions_allowed: 0, pods: ["shop/web-1 on i-0abc.ec2.internal"]}]}
 kops_invocations:
   description: The kops commands this run made.
   returned: always
@@ -89,7 +125,9 @@ kops_invocations:
 from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
 from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rules
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_pdb, kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import kops_argument_spec, state_store_of
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import group_instances, replaced, rolling_update_args
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
@@ -104,6 +142,7 @@ def argument_spec():
         drain_timeout=dict(type="str"), control_plane_interval=dict(type="str"), node_interval=dict(type="str"),
         bastion_interval=dict(type="str"), post_drain_delay=dict(type="str"),
         fail_on_validate_error=dict(type="bool"), fail_on_drain_error=dict(type="bool"),
+        kubeconfig=dict(type="path"), kube_context=dict(type="str"), ignore_pdb=dict(type="bool", default=False),
     )
     return spec
 
@@ -116,6 +155,26 @@ def cloud_instances(module, cluster):
     return group_instances(groups, cluster)
 
 
+def pdb_gate(module, params, cluster, result, instances):
+    """Run the PodDisruptionBudget check for the groups in ``result['would_roll']``; fail the module when a
+    budget blocks and ``ignore_pdb`` is false (nothing has rolled yet), warn when it is true."""
+    groups = result["would_roll"]
+    ids = [i for g in groups for i in instances.get(g, [])]
+    context = params["kube_context"] or kops_pdb.default_context(params["kubeconfig"], cluster)
+    result["pdb_check"] = check = kops_pdb.check(params["kubeconfig"], context, groups, ids)
+    if not check["checked"]:
+        module.warn("PodDisruptionBudget check skipped: %s" % check["skipped_reason"])
+        return
+    if not check["blocking"]:
+        return
+    names = ", ".join("%s/%s (protects %s)" % (b["namespace"], b["name"], ", ".join(b["pods"])) for b in check["blocking"])
+    if params["ignore_pdb"]:
+        module.warn("rolling despite PodDisruptionBudgets that allow no disruption (ignore_pdb): %s" % names)
+        return
+    module.fail_json(msg="PodDisruptionBudgets allow no disruption of pods on nodes about to roll: %s; nothing was rolled "
+                         "(fix the budgets, or set ignore_pdb: true)" % names, **result)
+
+
 def main():
     module = AnsibleAWSModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = dict(module.params)
@@ -125,16 +184,25 @@ def main():
         roll_args = rolling_update_args(cluster, params, yes=True)
     except kops_rules.RuleError as exc:
         module.fail_json(msg=str(exc))
-    runner = runner_from_module(module, state_store_of(module))
+    if params["kubeconfig"] and not kops_pdb.HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib("kubernetes"))
+    runner = runner_from_module(module, state_store_of(module), kubeconfig=params["kubeconfig"])
     result = dict(changed=False, cluster=cluster, replaced={})
     try:
         before = kops_output.parse_rolling_update(runner.run(list_args).stdout)
         result["groups_before"] = result["groups_after"] = before["groups"]
         selected = before["groups"] if params["force"] else [g for g in before["groups"] if g["need_update"]]
         result["would_roll"] = [g["name"] for g in selected if g["target"] or g["need_update"]]
+        instances = cloud_instances(module, cluster) if result["would_roll"] else {}
+        if result["would_roll"]:
+            pdb_gate(module, params, cluster, result, instances)
         if result["would_roll"] and not module.check_mode:
-            instances = cloud_instances(module, cluster)
-            runner.run(roll_args)
+            try:
+                runner.run(roll_args)
+            except KopsError:
+                # a roll stopped part-way: report what it replaced; a re-run finishes the remainder
+                result["replaced"] = replaced(instances, cloud_instances(module, cluster))
+                raise
             result["groups_after"] = kops_output.parse_rolling_update(runner.run(list_args).stdout)["groups"]
             result["replaced"] = replaced(instances, cloud_instances(module, cluster))
             result["changed"] = bool(result["replaced"])
