@@ -187,7 +187,7 @@ def main():
     if params["kubeconfig"] and not kops_pdb.HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib("kubernetes"))
     runner = runner_from_module(module, state_store_of(module), kubeconfig=params["kubeconfig"])
-    result = dict(changed=False, cluster=cluster, replaced={})
+    result = dict(changed=False, cluster=cluster, replaced={}, kops_invocations=runner.calls)
     try:
         before = kops_output.parse_rolling_update(runner.run(list_args).stdout)
         result["groups_before"] = result["groups_after"] = before["groups"]
@@ -210,8 +210,7 @@ def main():
             result["changed"] = True
     except KopsError as exc:
         module.fail_json(msg="kops rolling-update failed for %s: %s" % (cluster, exc.message),
-                         kops_invocations=runner.calls, **dict(exc.to_result(), **result))
-    result["kops_invocations"] = runner.calls
+                         **dict(exc.to_result(), **result))
     module.exit_json(**result)
 
 

@@ -1,7 +1,9 @@
-"""rolling_update with the real kops against the emulator: what needs a roll, the roll, the re-run."""
+"""rolling_update with the real kops against the emulator: what needs a roll, the PodDisruptionBudget
+gate, an interrupted roll and the re-run that finishes it, the no-op."""
 import pytest
 
 from conftest import CLUSTER
+from harness.kube_api import KubeAPI, node, pdb, pod
 
 pytestmark = pytest.mark.kops
 FAST = dict(cloudonly=True, control_plane_interval="1s", node_interval="1s", bastion_interval="1s")
@@ -12,7 +14,7 @@ def roll_task(label="roll", **options):
     return {"name": label, "kopsible.kops.rolling_update": options, "ignore_errors": True}
 
 
-def test_roll_after_upgrade_replaces_every_instance_then_is_a_noop(kops_world, kplay):
+def test_roll_after_upgrade_gate_interruption_rerun_noop(kops_world, kplay, tmp_path):
     created = kplay([{"name": "c", "kopsible.kops.kops_cluster": kops_world.cluster_options(apply=True)}]).result("c")
     assert not created.get("failed"), created.get("msg")
     nothing = kplay([roll_task(**FAST)]).result("roll")
@@ -29,10 +31,21 @@ def test_roll_after_upgrade_replaces_every_instance_then_is_a_noop(kops_world, k
     assert kops_world.emulator.snapshot() == before_state
 
     old = {name: [i for i, _ in g["instances"]] for name, g in kops_world.groups().items()}
+    assert_pdb_gate(kops_world, kplay, preview["would_roll"], old, tmp_path)
+
+    # interrupted: kops is killed (kops_timeout) while it sleeps after the first control-plane instance
+    cut = kplay([roll_task(**dict(FAST, control_plane_interval="90s", kops_timeout=25))]).result("roll")
+    assert cut.get("failed") and "did not finish within 25s" in cut["msg"], cut.get("msg")
+    assert cut["replaced"], "the interrupted roll replaced nothing before it was stopped"
+    done_first = sorted(cut["replaced"])
+    assert set(done_first) < set(preview["would_roll"])
+
     rolled = kplay([roll_task(**FAST)]).result("roll")
     assert not rolled.get("failed"), rolled.get("msg")
     assert rolled["changed"] is True
-    assert sorted(rolled["replaced"]) == sorted(preview["would_roll"])
+    # the re-run rolls only the remainder
+    assert sorted(rolled["would_roll"]) == sorted(set(preview["would_roll"]) - set(done_first))
+    assert sorted(rolled["replaced"]) == sorted(rolled["would_roll"])
     asg = kops_world.emulator.client("autoscaling")
     ec2 = kops_world.emulator.client("ec2")
     for group in asg.describe_auto_scaling_groups()["AutoScalingGroups"]:
@@ -42,7 +55,34 @@ def test_roll_after_upgrade_replaces_every_instance_then_is_a_noop(kops_world, k
         latest = str(ec2.describe_launch_templates(LaunchTemplateIds=[template])["LaunchTemplates"][0]["LatestVersionNumber"])
         assert all(i["LaunchTemplate"]["Version"] == latest for i in group["Instances"])
     assert all(g["status"] == "Ready" and g["need_update"] == 0 for g in rolled["groups_after"])
+    assert "no kubeconfig" in rolled["pdb_check"]["skipped_reason"]
 
     again = kplay([roll_task(**FAST)]).result("roll")
     assert again["changed"] is False
     assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["rolling-update", "cluster"]]
+
+
+def assert_pdb_gate(kops_world, kplay, would_roll, old, tmp_path):
+    """A budget allowing no disruption over a pod on a node about to roll stops the roll before it starts."""
+    groups = kops_world.groups()
+    nodes, pods = [], []
+    for asg_name, group in groups.items():
+        ig = asg_name.split(".")[0]
+        for instance_id, zone in group["instances"]:
+            nodes.append(node(instance_id + ".ec2.internal", ig, instance_id, zone))
+    victim = [n for n in nodes if n["metadata"]["labels"]["kops.k8s.io/instancegroup"] == "nodes-us-east-1b"][0]
+    pods.append(pod("shop", "web-0", victim["metadata"]["name"], {"app": "web"}))
+    objects = {"nodes": nodes, "pods": pods, "pdbs": [pdb("shop", "web", {"matchLabels": {"app": "web"}}, 0, min_available=1)]}
+    with KubeAPI(objects) as api:
+        kubeconfig = api.kubeconfig(str(tmp_path / "kubeconfig"), CLUSTER)
+        blocked = kplay([roll_task(kubeconfig=kubeconfig, **FAST)]).result("roll")
+        assert blocked.get("failed") and "shop/web" in blocked["msg"] and "nothing was rolled" in blocked["msg"], blocked.get("msg")
+        assert blocked["pdb_check"]["blocking"][0]["pods"] == ["shop/web-0 on %s" % victim["metadata"]["name"]]
+        assert sorted(blocked["pdb_check"]["nodes"]) == sorted(
+            n["metadata"]["name"] for n in nodes if n["metadata"]["labels"]["kops.k8s.io/instancegroup"] in would_roll)
+        assert {name: [i for i, _ in g["instances"]] for name, g in kops_world.groups().items()} == old
+        assert not [c for c in blocked["kops_invocations"] if "--yes" in c["argv"]]
+        allowed = kplay([roll_task(kubeconfig=kubeconfig, ignore_pdb=True, **FAST)], check=True).result("roll")
+        assert not allowed.get("failed") and allowed["changed"] is True
+        assert any("ignore_pdb" in w for w in allowed.get("warnings", []))
+        assert "kopsible-test-bearer-token" not in str(blocked) + str(allowed)
