@@ -123,7 +123,7 @@ def build_store(emulator, template, store, count, variant=default_variant, names
     ``{name: variant dict}``. ``names(i)`` gives the i-th name (default ``c<i>.k8s.local``)."""
     bucket, prefix = _split(store)
     ensure_bucket(emulator, bucket)
-    s3 = emulator.client("s3")
+    s3 = _client(emulator, workers)
     plan = {}
     puts = []
     for index in range(count):
@@ -134,6 +134,18 @@ def build_store(emulator, template, store, count, variant=default_variant, names
     with ThreadPoolExecutor(max_workers=workers) as pool:
         list(pool.map(lambda item: s3.put_object(Bucket=bucket, Key=item[0], Body=item[1]), puts))
     return plan
+
+
+def _client(emulator, workers):
+    """An S3 client for the emulator whose connection pool fits ``workers`` threads."""
+    import boto3
+    from botocore.config import Config
+
+    env = emulator.aws_env()
+    return boto3.session.Session().client("s3", endpoint_url=emulator.url, region_name=env["AWS_REGION"],
+                                          aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                                          aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+                                          config=Config(max_pool_connections=workers))
 
 
 def empty_bucket(emulator, bucket):
