@@ -123,6 +123,19 @@ class ClusterOps(object):
         """``kops create cluster ...`` (writes the spec; kops then previews the cloud plan). Returns that plan."""
         return kops_output.parse_update_plan(self.runner.run(args).stdout)
 
+    def upgrade(self, name, yes, channel=None, kubernetes_version=None):
+        """``kops upgrade cluster --name NAME [--channel C] [--kubernetes-version V] [--yes]``: the actions the
+        channel recommends (applied to the spec and instance groups with ``yes``). One kops call.
+
+        :returns: list of actions, see :func:`kops_output.parse_upgrade` (empty: no upgrade required).
+        """
+        args = ["upgrade", "cluster", "--name", name]
+        if channel:
+            args += ["--channel", channel]
+        if kubernetes_version:
+            args += ["--kubernetes-version", kubernetes_version]
+        return kops_output.parse_upgrade(self.runner.run(args + (["--yes"] if yes else [])).stdout)
+
     def replace(self, manifest):
         """``kops replace -f -`` with ``manifest`` (dict)."""
         self.runner.run(["replace", "-f", "-"], stdin=yaml.safe_dump(manifest, default_flow_style=False))

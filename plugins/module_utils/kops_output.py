@@ -152,6 +152,18 @@ def parse_table(text):
     return rows
 
 
+def parse_upgrade(stdout):
+    """Parse ``kops upgrade cluster`` output (cmd/kops/upgrade_cluster.go: table ITEM PROPERTY OLD NEW;
+    ``No upgrade required`` goes to stderr, so no table means nothing to do).
+
+    :returns: list of ``{'item': 'Cluster' or 'InstanceGroup/NAME', 'property': 'KubernetesVersion' |
+        'Channel' | 'Image', 'old': str, 'new': str}`` (``old`` is ``''`` when unset).
+    """
+    rows = [r for r in parse_table(stdout) if "ITEM" in r and "PROPERTY" in r]
+    return [{"item": r["ITEM"], "property": r["PROPERTY"], "old": r.get("OLD", ""), "new": r.get("NEW", "")}
+            for r in rows if r["ITEM"]]
+
+
 def parse_rolling_update(stdout):
     """Parse ``kops rolling-update cluster`` output (pkg/instancegroups/rollingupdate.go table).
 

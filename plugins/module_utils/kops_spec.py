@@ -154,3 +154,32 @@ def create_cluster_args(name, params, ssh_key_path=None):
     if ssh_key_path:
         args += ["--ssh-public-key", ssh_key_path]
     return args
+
+
+UPGRADE_PATHS = {("Cluster", "KubernetesVersion"): ("spec", "kubernetesVersion"),
+                 ("Cluster", "Channel"): ("spec", "channel"),
+                 ("InstanceGroup", "Image"): ("spec", "image")}
+
+
+def apply_upgrade_actions(cluster, groups, actions):
+    """What ``kops upgrade cluster --yes`` would store, computed from its dry-run actions (for check mode).
+
+    Mirrors the ``apply`` closures of cmd/kops/upgrade_cluster.go: Cluster KubernetesVersion and Channel,
+    InstanceGroup/NAME Image.
+
+    :param cluster: the stored Cluster (dict); not modified.
+    :param groups: ``{name: InstanceGroup dict}``; not modified.
+    :param actions: from :func:`kops_output.parse_upgrade`.
+    :returns: ``(cluster copy with the cluster actions applied, [changed InstanceGroup copies])``.
+    :raises ValueError: an action kops 1.36 does not make (a newer kops; better to stop than to guess).
+    """
+    cluster = strip_server_fields(cluster)
+    changed = {}
+    for action in actions:
+        kind, _, name = action["item"].partition("/")
+        path = UPGRADE_PATHS.get((kind, action["property"]))
+        if path is None:
+            raise ValueError("unknown kops upgrade action %s %s" % (action["item"], action["property"]))
+        target = cluster if kind == "Cluster" else changed.setdefault(name, strip_server_fields(groups[name]))
+        target.setdefault("spec", {})[path[-1]] = action["new"]
+    return cluster, [changed[n] for n in sorted(changed)]

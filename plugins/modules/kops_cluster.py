@@ -69,6 +69,16 @@ options:
     description: Allow a Kubernetes version change that skips a minor version or goes backwards.
     type: bool
     default: false
+  upgrade:
+    description:
+      - Apply what C(kops upgrade cluster) recommends from the cluster's channel (or O(channel)) on an existing
+        cluster; the Kubernetes version (the channel's recommended patch, or the next minor version when kops
+        supports it) and the images of instance groups that use the channel's images. With O(kubernetes_version),
+        that version is used and the channel picks the images for it.
+      - The actions are returned in RV(upgrade); check mode lists them and, with O(apply), shows the cloud plan they
+        lead to. Roll the instances afterwards with M(kopsible.kops.rolling_update).
+    type: bool
+    default: false
   networking:
     description: Networking mode (kops' C(--networking), default cilium).
     type: str
@@ -192,6 +202,12 @@ EXAMPLES = r"""
     ssh_public_key: "{{ lookup('file', '~/.ssh/id_rsa.pub') }}"
     apply: true
 
+- name: Apply what the cluster's channel recommends (kops upgrade cluster), then the cloud changes
+  kopsible.kops.kops_cluster:
+    name: mycluster01.kopsclustertest.example.org
+    upgrade: true
+    apply: true
+
 - name: Preview an upgrade (check mode shows the spec diff and the plan)
   kopsible.kops.kops_cluster:
     name: mycluster01.kopsclustertest.example.org
@@ -265,6 +281,14 @@ kops_invocations:
   returned: always
   type: list
   elements: dict
+upgrade:
+  description: The actions of C(kops upgrade cluster) (applied, or in check mode to be applied); empty when none is required.
+  returned: when O(upgrade=true) on an existing cluster
+  type: list
+  elements: dict
+  sample: [{item: Cluster, property: KubernetesVersion, old: 1.34.1, new: 1.35.2},
+           {item: InstanceGroup/nodes-us-east-1a, property: Image, old: "099720109477/ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20260218",
+            new: "099720109477/ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20261101"}]
 """
 
 import os
@@ -301,6 +325,7 @@ def argument_spec():
         control_plane_size=dict(type="str"),
         kubernetes_version=dict(type="str"),
         allow_version_skip=dict(type="bool", default=False),
+        upgrade=dict(type="bool", default=False),
         networking=dict(type="str"),
         topology=dict(type="str", choices=["public", "private"]),
         bastion=dict(type="bool", default=False),
@@ -392,17 +417,47 @@ def create(module, ops, name, params, result):
     result["diff"] = {"before": {}, "after": {"spec": result.get("spec") or "(created by kops)"}}
 
 
-def converge(module, ops, name, current, params, result):
-    """Write the differing convergeable fields of an existing cluster (not in check mode)."""
+def check_version_rule(module, current, params, result):
+    """Fail (nothing written yet) when ``kubernetes_version`` breaks the one-minor-forward rule."""
     if params["kubernetes_version"] and not params["allow_version_skip"]:
         problem = check_version_change(kops_spec.get_path(current, ("spec", "kubernetesVersion")), params["kubernetes_version"])
         if problem:
             module.fail_json(msg=problem, **result)
+
+
+def upgrade(module, ops, name, current, params, result):
+    """``kops upgrade cluster`` when ``upgrade`` is set. Returns ``(cluster to converge from, [InstanceGroups the
+    upgrade changes])``: after a real upgrade the re-read cluster and no groups (kops wrote them); in check mode
+    the stored cluster and groups with the actions applied in memory."""
+    if not params["upgrade"]:
+        return current, []
+    actions = ops.upgrade(name, yes=not module.check_mode, channel=params["channel"],
+                          kubernetes_version=params["kubernetes_version"])
+    result["upgrade"] = actions
+    if not actions:
+        return current, []
+    result["changed"] = True
+    if not module.check_mode:
+        return ops.get_cluster(name), []
+    groups = {g["metadata"]["name"]: g for g in ops.get_instance_groups(name)}
+    try:
+        return kops_spec.apply_upgrade_actions(current, groups, actions)
+    except ValueError as exc:
+        module.fail_json(msg="upgrade: %s; run it without check mode or update kopsible" % exc, **result)
+
+
+def converge(module, ops, name, current, params, result, base=None):
+    """Write the differing convergeable fields of an existing cluster (not in check mode).
+
+    ``base`` is the cluster the options apply to (``current`` after an upgrade step); the reported changes
+    and diff are from ``current``, the stored spec before this run.
+    """
+    base = current if base is None else base
     ignored = [o for o in CREATE_ONLY if params.get(o) not in (None, [], "")]
     if ignored:
         module.warn("%s only shape a new cluster; %s exists, so they were not compared or applied "
                     "(use spec, or kops_instancegroup for instance groups)" % (", ".join(ignored), name))
-    desired = kops_spec.desired_object(current, kops_spec.cluster_overrides(params), params["spec"])
+    desired = kops_spec.desired_object(base, kops_spec.cluster_overrides(params), params["spec"])
     before = kops_spec.strip_server_fields(current)
     result["changes"] = kops_spec.diff_paths(before, desired)
     result["diff"] = {"before": {"spec": before.get("spec")}, "after": {"spec": desired.get("spec")}}
@@ -410,8 +465,8 @@ def converge(module, ops, name, current, params, result):
     if result["changes"]:
         result["changed"] = True
         if module.check_mode:
-            result["pending"] = desired
-        else:
+            result["pending"] = [desired]
+        elif kops_spec.diff_paths(kops_spec.strip_server_fields(base), desired):
             ops.replace(desired)
 
 
@@ -422,8 +477,8 @@ def apply(module, ops, name, params, result):
             result["terraform"] = ops.write_terraform(name, params["out"])
             result["changed"] = result["changed"] or result["terraform"]["changed"]
         return
-    if module.check_mode and result["changes"]:
-        plan = preview_plan(ops.runner, module.client("s3"), ops.state_store, name, [result["pending"]])
+    if module.check_mode and result.get("pending"):
+        plan = preview_plan(ops.runner, module.client("s3"), ops.state_store, name, result["pending"])
     else:
         plan = result.get("plan") or ops.plan(name)
     result["plan"] = plan
@@ -440,7 +495,11 @@ def ensure_present(module, ops, name, params):
     if current is None:
         create(module, ops, name, params, result)
     else:
-        converge(module, ops, name, current, params, result)
+        check_version_rule(module, current, params, result)
+        base, upgraded_groups = upgrade(module, ops, name, current, params, result)
+        converge(module, ops, name, current, params, result, base)
+        if upgraded_groups:
+            result["pending"] = (result.get("pending") or [kops_spec.strip_server_fields(base)]) + upgraded_groups
     if params["apply"] and current is None and module.check_mode:
         result["plan_note"] = "a new cluster's cloud plan needs its spec in the state store; kops computes it on creation"
     elif params["apply"]:
