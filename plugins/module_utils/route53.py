@@ -3,8 +3,8 @@
 """Route53 helpers for subdomain delegation: zone lookup, record reads, changes, waits.
 
 Pure functions (``pick_*``, ``normalize_*``, ``delegation_*``) take plain dicts so that unit tests
-need no AWS; the others take a boto3 Route53 client made by ``AnsibleAWSModule.client`` with an
-``AWSRetry`` decorator and pass ``aws_retry=True`` on every call.
+need no AWS; the others take a boto3 Route53 client made by ``AnsibleAWSModule.client`` with
+:func:`retry_decorator` and pass ``aws_retry=True`` on every call.
 
 The parent-zone rule mirrors kOps' FindDNSHostedZone (upup/pkg/fi/cloudup/utils.go): a zone
 matches when ``"." + zone`` is a suffix of ``"." + name``, filtered by public/private, and the
@@ -12,9 +12,27 @@ longest match wins; several zones of that name is an error rather than a guess.
 """
 import time
 
+from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
 from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import is_subdomain, parent_name
 
 APEX_TYPES = ("NS", "SOA")
+# Route53's answer while an earlier change to the same zone is still being applied (HTTP 400);
+# AWS says to retry it like throttling. AWSRetry's own list has Throttling, InternalError,
+# ServiceUnavailable and the other generic codes, but not this one.
+RETRY_EXTRA_CODES = ("PriorRequestNotComplete",)
+
+
+def retry_decorator(retries=10):
+    """The ``AWSRetry`` decorator for Route53 clients: jittered exponential backoff (random
+    0-3 s, then 0-6 s, ... capped at 60 s), ``retries`` attempts in all, on AWSRetry's codes plus
+    :data:`RETRY_EXTRA_CODES`. Use as ``module.client('route53', retry_decorator=retry_decorator())``.
+
+    It applies to calls made with ``aws_retry=True`` and only to errors with an AWS error code
+    (botocore ``ClientError``); connection errors are retried by botocore itself (its
+    ``max_attempts``, 5 in the default ``legacy`` mode; ``AWS_MAX_ATTEMPTS``/``AWS_RETRY_MODE``
+    change it).
+    """
+    return AWSRetry.jittered_backoff(retries=retries, catch_extra_error_codes=list(RETRY_EXTRA_CODES))
 
 
 class ZoneLookupError(Exception):

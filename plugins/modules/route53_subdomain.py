@@ -113,6 +113,9 @@ extends_documentation_fragment:
 notes:
   - Supports check mode (nothing is written to Route53) and diff mode (the delegation record before and after).
   - A second run with the same options reports C(changed=false).
+  - Route53 calls are retried with jittered exponential backoff (10 attempts) on throttling, 5xx errors
+    and C(PriorRequestNotComplete); connection errors are retried by botocore (C(AWS_MAX_ATTEMPTS),
+    C(AWS_RETRY_MODE)).
   - Part of the C(kopsible.kops.kops) action group, so C(module_defaults) for the group apply.
 """
 
@@ -195,13 +198,14 @@ deleted_records:
   elements: dict
 """
 
+import ipaddress
+import re
 import uuid
 
 from ansible_collections.amazon.aws.plugins.module_utils.botocore import is_boto3_error_code  # noqa: F401
 from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
-from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
 
-from ansible_collections.kopsible.kops.plugins.module_utils import dns_check
+from ansible_collections.kopsible.kops.plugins.module_utils import dns_check, kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils import route53
 from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import DNSNameError, normalize_dns_name
 
@@ -209,6 +213,9 @@ try:
     import botocore
 except ImportError:
     pass  # AnsibleAWSModule reports missing botocore
+
+
+_VPC_ID_RE = re.compile(r"vpc-([0-9a-f]{8}|[0-9a-f]{17})")
 
 
 def argument_spec():
@@ -250,11 +257,23 @@ def check_params(module):
     for field in ("nameservers", "child_nameservers"):
         for entry in params[field] or []:
             try:
-                dns_check.split_server(entry, params["port"])
+                host, _ = dns_check.split_server(entry, params["port"])
+                ipaddress.ip_address(host)  # the options take addresses: nothing resolves a name server's name here
             except ValueError as exc:
-                module.fail_json(msg="%s: %s" % (field, exc))
+                module.fail_json(msg="%s: %r must be IP, IP:PORT or [IPv6]:PORT (%s)" % (field, entry, exc))
     if params["private"] and not params["vpc_id"] and params["state"] == "present":
         module.fail_json(msg="vpc_id: required when private is true (a private zone belongs to a VPC)")
+    # EC2 resource ids: vpc- and 8 or 17 hex digits; CreateHostedZone HostedZoneConfig.Comment: at most 256
+    # characters (Route53 API reference). Checked here so that nothing is created from a value AWS rejects.
+    if params["vpc_id"] and not _VPC_ID_RE.fullmatch(params["vpc_id"]):
+        module.fail_json(msg="vpc_id: %r is not a VPC id such as vpc-0123456789abcdef0" % params["vpc_id"])
+    if params["vpc_region"]:
+        try:
+            kops_rules.aws_region(params["vpc_region"], "vpc_region")
+        except kops_rules.RuleError as exc:
+            module.fail_json(msg=str(exc))
+    if len(params["comment"] or "") > 256:
+        module.fail_json(msg="comment: %d characters; Route53 keeps at most 256" % len(params["comment"]))
     if params["parent_zone"] and params["name"] == params["parent_zone"]:
         module.fail_json(msg="name: %s is the parent zone itself, not a subdomain of it" % params["name"])
     return params
@@ -430,7 +449,7 @@ def main():
     if module.params["verify_dns"] and not dns_check.HAS_DNSPYTHON:
         module.fail_json(msg="verify_dns: the dnspython library is required on the controller (pip install dnspython)")
     params = check_params(module)
-    client = module.client("route53", retry_decorator=AWSRetry.jittered_backoff())
+    client = module.client("route53", retry_decorator=route53.retry_decorator())
     try:
         if params["state"] == "present":
             result = ensure_present(module, client, params)
