@@ -231,7 +231,8 @@ def fault_response(kind, service, operation, protocol, method, rng):
         elif protocol in ("json", "rest-json"):
             code = "ThrottlingException"
         elif busy or (service == "route53" and method in ("POST", "DELETE") and rng.random() < 0.5):
-            code, message = "PriorRequestNotComplete", "The request was rejected because Route 53 was still processing a prior request."
+            code = "PriorRequestNotComplete"
+            message = "The request was rejected because Route 53 was still processing a prior request."
     else:
         sender = "Receiver"
         if rng.random() < 0.5:
