@@ -7,8 +7,9 @@ rule) and raise :class:`~kops_rules.RuleError` naming the option. Pure functions
 """
 import re
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import ROLES, normalize_role
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError, duration_seconds  # noqa: F401
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import IG_SPEC_FIELDS, ROLES, check_spec_fields, normalize_role
 
 # Option -> v1alpha2 InstanceGroup spec field (pkg/apis/kops/v1alpha2/instancegroup.go json tags).
 IG_FIELDS = {
@@ -44,8 +45,6 @@ SPOT_STRATEGIES = ("lowest-price", "diversified", "capacity-optimized", "capacit
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")  # k8s.io/api core/v1 TaintEffect
 SUSPENDABLE = ("Launch", "Terminate", "AddToLoadBalancer", "AlarmNotification", "AZRebalance", "HealthCheck",
                "InstanceRefresh", "ReplaceUnhealthy", "ScheduledActions")  # AWS Auto Scaling process names
-_DURATION_RE = re.compile(r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$")
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 _TAINT_RE = re.compile(r"^(?P<key>[A-Za-z0-9./_-]+)(=(?P<value>[A-Za-z0-9._-]*))?:(?P<effect>\w+)$")
 
 
@@ -70,16 +69,6 @@ def to_camel(value, option=None):
         child = key if key in NESTED_KEYS else None
         result[camel(key)] = to_camel(item, child)
     return result
-
-
-def duration_seconds(value, field):
-    """Seconds (float) in a Go duration such as ``24h`` or ``1h30m``. Raises RuleError."""
-    text = str(value)
-    if text == "0":
-        return 0.0
-    if not _DURATION_RE.fullmatch(text):
-        raise RuleError("%s: %r is not a duration such as 24h or 90m" % (field, value))
-    return sum(float(n) * _DURATION_UNITS[u] for n, _, u in re.findall(r"(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)", text))
 
 
 def number(value, field, minimum=None, maximum=None):
@@ -167,6 +156,11 @@ def check_fields(params, role, cluster_subnets=None):
         number(volume.get(key), "root_volume.%s" % key)
         if volume.get(key) is not None and volume[key] <= 0:
             raise RuleError("root_volume.%s: must be greater than 0, got %s" % (key, volume[key]))
+    if params.get("zones"):
+        kops_rules.zones(params["zones"], "zones")
+    if params.get("machine_type") is not None:
+        kops_rules.machine_types(params["machine_type"], "machine_type")
+    check_spec_fields(params.get("spec"), IG_SPEC_FIELDS, "spec")
     if cluster_subnets is not None:
         unknown = [s for s in params.get("subnets") or [] if s not in cluster_subnets]
         if unknown:
@@ -186,6 +180,12 @@ def check_mixed(policy):
         raise RuleError("mixed_instances_policy.spot_allocation_strategy: %r is not one of %s" % (strategy, ", ".join(SPOT_STRATEGIES)))
     for key in ("on_demand_base", "spot_instance_pools"):
         number(policy.get(key), "mixed_instances_policy.%s" % key, 0)
+    instances = policy.get("instances")
+    if instances is not None:
+        if not isinstance(instances, list):
+            raise RuleError("mixed_instances_policy.instances: %r must be a list of instance types" % (instances,))
+        for index, value in enumerate(instances):
+            kops_rules.machine_types(value, "mixed_instances_policy.instances[%d]" % index)
 
 
 def check_warm_pool(pool, role, mixed, max_price):

@@ -10,7 +10,9 @@ import re
 from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import DNSNameError, is_subdomain, normalize_dns_name
 
 GOSSIP_SUFFIX = ".k8s.local"
-_ZONE_RE = re.compile(r"^(?P<region>[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+)(?P<letter>[a-z])$")
+_REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+"
+_ZONE_RE = re.compile(r"^(?P<region>%s)(?P<letter>[a-z])$" % _REGION)
+_REGION_RE = re.compile(_REGION)
 _VERSION_RE = re.compile(r"^v?(?P<major>\d+)\.(?P<minor>\d+)\.(?P<patch>\d+)(?P<pre>[-+][0-9A-Za-z.+-]+)?$")
 
 
@@ -41,6 +43,14 @@ def region_of_zone(zone):
     """``us-east-1a`` -> ``us-east-1``; None when ``zone`` is not an AWS availability zone name."""
     match = _ZONE_RE.fullmatch(zone) if isinstance(zone, str) else None
     return match.group("region") if match else None
+
+
+def aws_region(value, field):
+    """``value`` must be an AWS region name such as ``us-east-1`` (the form kops' zone rules derive
+    regions in, upup/pkg/fi/cloudup/awsup/aws_utils.go). Returns it; raises RuleError naming ``field``."""
+    if not isinstance(value, str) or not _REGION_RE.fullmatch(value):
+        raise RuleError("%s: %r is not an AWS region name such as us-east-1" % (field, value))
+    return value
 
 
 def zones(values, field="zones", region=None):
@@ -125,3 +135,98 @@ def cidr(value, field):
         ipaddress.ip_network(value, strict=True)
     except ValueError as exc:
         raise RuleError("%s: %r is not a network in CIDR form (%s)" % (field, value, exc))
+
+
+# upup/pkg/fi/cloudup/new_cluster.go setupNetworking: the --networking values kops accepts ("unknown networking mode").
+NETWORKING_MODES = ("kubenet", "external", "cni", "kopeio-vxlan", "kopeio", "flannel", "flannel-vxlan", "flannel-udp",
+                    "calico", "kube-router", "amazonvpc", "amazon-vpc-routed-eni", "cilium", "cilium-etcd",
+                    "cilium-eni", "gcp", "gce", "kindnet")
+# pkg/apis/kops/channel.go CloudProviderID values.
+CLOUDS = ("aws", "digitalocean", "gce", "hetzner", "openstack", "azure", "scaleway", "linode", "metal")
+_DURATION_RE = re.compile(r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$")
+_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
+_MACHINE_TYPE_RE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
+# Key types golang.org/x/crypto/ssh ParseAuthorizedKey knows (kops reads the key with it:
+# upup/pkg/fi/clientset_castore.go AddSSHPublicKey, "error parsing SSH public key").
+SSH_KEY_TYPES = ("ssh-rsa", "ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
+                 "ssh-dss", "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com")
+
+
+def one_of(value, allowed, field):
+    """``value`` must be one of ``allowed`` (tuple of str). Returns it; raises RuleError naming ``field``."""
+    if value not in allowed:
+        raise RuleError("%s: %r is not one of %s" % (field, value, ", ".join(allowed)))
+    return value
+
+
+def duration_seconds(value, field):
+    """Seconds (float) in a Go duration such as ``24h``, ``90s`` or ``1h30m`` (time.ParseDuration, as kops'
+    duration flags and fields take them; no sign, ``0`` alone needs no unit). Raises RuleError naming ``field``."""
+    text = str(value)
+    if text == "0":
+        return 0.0
+    if not _DURATION_RE.fullmatch(text):
+        raise RuleError("%s: %r is not a duration such as 24h, 90m or 30s" % (field, value))
+    return sum(float(n) * _DURATION_UNITS[u] for n, _, u in re.findall(r"(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)", text))
+
+
+def control_plane_count(count, control_plane_zones):
+    """``control_plane_count`` (int or None): 1 or more and odd, since each control-plane node is an etcd
+    member (pkg/apis/kops/validation/validation.go validateEtcdClusterSpec: "Should be an odd number of
+    control-plane-zones for quorum"), and not below the number of control-plane zones
+    (upup/pkg/fi/cloudup/new_cluster.go setupControlPlane: "If specifying both, the count should match")."""
+    if count is None:
+        return
+    positive(count, "control_plane_count")
+    if count % 2 == 0:
+        raise RuleError("control_plane_count: %d; etcd needs an odd number of control-plane nodes for quorum (1, 3 or 5)" % count)
+    if control_plane_zones and count < len(control_plane_zones):
+        raise RuleError("control_plane_count: %d is less than the %d control_plane_zones; give at least one node per zone"
+                        % (count, len(control_plane_zones)))
+
+
+def machine_types(value, field):
+    """An instance type such as ``t3.medium`` (kops also takes a comma-separated list: pkg/apis/kops/validation/
+    aws.go awsValidateInstanceTypeAndImage splits on ','). Checks the form only; kops asks EC2 whether it exists."""
+    if not isinstance(value, str) or not all(_MACHINE_TYPE_RE.fullmatch(part) for part in value.split(",")):
+        raise RuleError("%s: %r is not an instance type such as t3.medium (family.size, lowercase)" % (field, value))
+    return value
+
+
+def ssh_public_key(value, field="ssh_public_key"):
+    """One OpenSSH public key line, ``TYPE BASE64 [comment]`` (RFC 4253 section 6.6 blob whose first
+    string is TYPE). A private key is refused with a message that does not repeat it. Raises RuleError."""
+    import base64
+    import binascii
+    import struct
+
+    text = value.strip() if isinstance(value, str) else ""
+    if "PRIVATE KEY" in text:
+        raise RuleError("%s: this is a private key; give the public key (the .pub file, one line starting "
+                        "with ssh-rsa or ssh-ed25519)" % field)
+    parts = text.split()
+    problem = None
+    if len(parts) < 2 or parts[0] not in SSH_KEY_TYPES:
+        problem = "it must start with one of %s followed by the key" % ", ".join(SSH_KEY_TYPES[:3])
+    else:
+        try:
+            blob = base64.b64decode(parts[1], validate=True)
+            length = struct.unpack(">I", blob[:4])[0]
+            if blob[4:4 + length].decode("ascii") != parts[0]:
+                problem = "the key data is not a %s key" % parts[0]
+        except (binascii.Error, struct.error, UnicodeDecodeError, ValueError):
+            problem = "the key data is not base64 of an SSH public key"
+    if problem:
+        raise RuleError("%s: not an OpenSSH public key line (%s)" % (field, problem))
+    return text
+
+
+def instance_group_name(value, field="name"):
+    """An InstanceGroup name: a lowercase DNS subdomain (kops names the Auto Scaling group ``<ig>.<cluster>`` and
+    stores the group under ``instancegroup/<ig>``; k8s.io/apimachinery IsDNS1123Subdomain, as for every object name).
+    Returns it; raises RuleError naming ``field``."""
+    name = value if isinstance(value, str) else ""
+    if not name or len(name) > 253 or not all(re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", p) for p in name.split(".")):
+        raise RuleError("%s: %r must be lowercase letters, digits, '-' and '.', starting and ending "
+                        "with a letter or digit" % (field, value))
+    return name

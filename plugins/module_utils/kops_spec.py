@@ -8,6 +8,8 @@ accepts.
 """
 import copy
 
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+
 # Module option -> path in a v1alpha2 Cluster (pkg/apis/kops/v1alpha2/cluster.go json tags).
 CLUSTER_FIELDS = {
     "kubernetes_version": ("spec", "kubernetesVersion"),
@@ -16,6 +18,43 @@ CLUSTER_FIELDS = {
     "admin_access": ("spec", "kubernetesApiAccess"),
     "ssh_access": ("spec", "sshAccess"),
 }
+
+# Every field of a v1alpha2 ClusterSpec / InstanceGroupSpec (json names in pkg/apis/kops/v1alpha2/cluster.go and
+# instancegroup.go of kops v1.36.2). kops decodes manifests leniently: an unknown field is dropped without a word,
+# so a typo in a ``spec`` option would be reported as a change on every run and never stored.
+CLUSTER_SPEC_FIELDS = frozenset((
+    "DisableSubnetTags", "additionalNetworkCIDRs", "additionalPolicies", "additionalSans", "addons", "api", "assets",
+    "authentication", "authorization", "awsLoadBalancerController", "certManager", "channel", "cloudConfig",
+    "cloudControllerManager", "cloudLabels", "cloudProvider", "clusterAutoscaler", "clusterDNSDomain", "configBase",
+    "configStore", "containerRuntime", "containerd", "dnsControllerGossipConfig", "dnsZone", "docker", "egressProxy",
+    "encryptionConfig", "etcdClusters", "externalDns", "externalPolicies", "fileAssets", "gossipConfig", "hooks", "iam",
+    "isolateMasters", "karpenter", "keyStore", "kubeAPIServer", "kubeControllerManager", "kubeDNS", "kubeProxy",
+    "kubeScheduler", "kubelet", "kubernetesApiAccess", "kubernetesVersion", "masterInternalName", "masterKubelet",
+    "masterPublicName", "metricsServer", "networkCIDR", "networkID", "networking", "nodeAuthorization", "nodePortAccess",
+    "nodeProblemDetector", "nodeTerminationHandler", "nonMasqueradeCIDR", "ntp", "packages", "podCIDR",
+    "podIdentityWebhook", "project", "rollingUpdate", "secretStore", "serviceAccountIssuerDiscovery",
+    "serviceClusterIPRange", "snapshotController", "sshAccess", "sshKeyName", "subnets", "sysctlParameters", "target",
+    "topology", "updatePolicy", "useHostCertificates", "warmPool"))
+IG_SPEC_FIELDS = frozenset((
+    "additionalSecurityGroups", "additionalUserData", "associatePublicIp", "autoscale", "autoscalePriority",
+    "capacityRebalance", "cloudLabels", "compressUserData", "containerd", "cpuCredits", "detailedInstanceMonitoring",
+    "externalLoadBalancers", "fileAssets", "gcpProvisioningModel", "guestAccelerators", "hooks", "iam", "image",
+    "instanceInterruptionBehavior", "instanceMetadata", "instanceProtection", "kubelet", "machineType", "manager",
+    "maxInstanceLifetime", "maxPrice", "maxSize", "minSize", "mixedInstancesPolicy", "nodeLabels", "packages", "role",
+    "rollingUpdate", "rootVolumeDeleteOnTermination", "rootVolumeEncryption", "rootVolumeEncryptionKey",
+    "rootVolumeIops", "rootVolumeOptimization", "rootVolumeSize", "rootVolumeThroughput", "rootVolumeType",
+    "securityGroupOverride", "spotDurationInMinutes", "subnets", "suspendProcesses", "sysctlParameters", "taints",
+    "tenancy", "updatePolicy", "volumeMounts", "volumes", "warmPool", "zones"))
+
+
+def check_spec_fields(spec, known, option="spec"):
+    """Every top-level key of ``spec`` (dict or None) must be in ``known`` (:data:`CLUSTER_SPEC_FIELDS` or
+    :data:`IG_SPEC_FIELDS`). Raises RuleError naming ``option`` and the unknown keys."""
+    unknown = sorted(str(k) for k in (spec or {}) if k not in known)
+    if unknown:
+        raise RuleError("%s: unknown field(s) %s; kops would drop them silently (field names are the camelCase "
+                        "ones of kops.k8s.io/v1alpha2, e.g. kubernetesVersion)" % (option, ", ".join(unknown)))
+
 
 # Fields the server fills in, never compared or written back.
 SERVER_FIELDS = (("metadata", "creationTimestamp"), ("metadata", "generation"), ("metadata", "resourceVersion"),

@@ -362,13 +362,24 @@ def check_params(params, region):
     name = kops_rules.cluster_name(params["name"])
     if params["state"] == "absent":
         return name
-    if params["zones"]:
+    if params["zones"] is not None:
         kops_rules.zones(params["zones"], "zones", region)
     if params["control_plane_zones"]:
         kops_rules.control_plane_zones(params["control_plane_zones"], params["zones"] or [])
     for field in ("node_count",):
         kops_rules.non_negative(params[field], field)
-    kops_rules.positive(params["control_plane_count"], "control_plane_count")
+    kops_rules.control_plane_count(params["control_plane_count"], params["control_plane_zones"])
+    kops_rules.one_of(params["cloud"], kops_rules.CLOUDS, "cloud")
+    if params["networking"] is not None:
+        kops_rules.one_of(params["networking"], kops_rules.NETWORKING_MODES, "networking")
+    for field in ("node_size", "control_plane_size"):
+        if params[field] is not None:
+            kops_rules.machine_types(params[field], field)
+    for field in ("validate_timeout", "admin"):
+        kops_rules.duration_seconds(params[field], field)
+    if params["ssh_public_key"] is not None:
+        kops_rules.ssh_public_key(params["ssh_public_key"])
+    kops_spec.check_spec_fields(params["spec"], kops_spec.CLUSTER_SPEC_FIELDS)
     if params["kubernetes_version"]:
         kops_rules.kubernetes_version(params["kubernetes_version"])
     if params["dns_zone"]:
@@ -544,6 +555,8 @@ def ensure_absent(module, ops, name, params):
 def main():
     module = AnsibleAWSModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = dict(module.params)
+    if "PRIVATE KEY" in (params["ssh_public_key"] or ""):
+        module.no_log_values.add(params["ssh_public_key"])  # a private key given by mistake: never echo it
     try:
         name = check_params(params, module.region)
     except kops_rules.RuleError as exc:

@@ -157,8 +157,6 @@ kops_invocations:
   elements: dict
 """
 
-import re
-
 from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rules, kops_spec
@@ -188,11 +186,8 @@ def argument_spec():
 
 
 def check_name(params):
-    """IG names are DNS labels or subdomains (instancegroup.go validateInstanceGroupName)."""
-    name = params["name"]
-    if not name or len(name) > 253 or not all(re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", p) for p in name.split(".")):
-        raise kops_rules.RuleError("name: %r must be lowercase letters, digits, '-' and '.', starting and ending "
-                                   "with a letter or digit" % name)
+    """IG names are DNS labels or subdomains (kops_rules.instance_group_name)."""
+    kops_rules.instance_group_name(params["name"], "name")
 
 
 def desired_group(params, cluster_name, current, role):
@@ -250,6 +245,7 @@ def ensure(module, ops, params):
     if stored_role and role != stored_role:
         module.fail_json(msg="role: %s is a %s InstanceGroup; the role of an existing group cannot change to %s" % (params["name"], stored_role, role))
     try:
+        kops_ig.check_sizes(role, params["min_size"], params["max_size"])  # the stored role's rules too
         kops_ig.check_fields(params, role, [s.get("name") for s in cluster["spec"].get("subnets") or []])
     except kops_rules.RuleError as exc:
         module.fail_json(msg=str(exc))

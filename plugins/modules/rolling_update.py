@@ -129,7 +129,8 @@ from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_pdb, kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import kops_argument_spec, state_store_of
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import group_instances, replaced, rolling_update_args
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import (
+    DURATION_FLAGS, group_instances, replaced, rolling_update_args)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 
@@ -180,6 +181,11 @@ def main():
     params = dict(module.params)
     try:
         cluster = kops_rules.cluster_name(params["cluster"], "cluster")
+        for index, group in enumerate(params["instance_groups"] or []):
+            kops_rules.instance_group_name(group, "instance_groups[%d]" % index)
+        for option, _ in DURATION_FLAGS:  # Go durations, as kops' flags parse them
+            if params[option] is not None:
+                kops_rules.duration_seconds(params[option], option)
         list_args = rolling_update_args(cluster, params, yes=False)
         roll_args = rolling_update_args(cluster, params, yes=True)
     except kops_rules.RuleError as exc:

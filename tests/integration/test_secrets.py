@@ -1,0 +1,100 @@
+"""No secret reaches the output: route53_subdomain, kops_cluster and rolling_update run with ``-vvv`` and
+with an AWS access key, secret key and session token given both as module options and in the
+environment, a kubeconfig path whose file holds recognisable content, and a private key given by
+mistake as ``ssh_public_key``. The full stdout+stderr of ansible-playbook and every result are searched
+for the secret keys, the session tokens, the kubeconfig content and the private key material.
+
+The kops modules run the real kops (.cache/bin/kops) without the local DNS: a cluster that does not
+exist (delete, rolling update) and the check-mode create of a gossip cluster need no DNS lookup.
+"""
+import json
+import subprocess
+
+from conftest import BUCKET, UBUNTU_AMI
+from harness.kops_env import artifact_mirror, kops_binary
+from harness.playbook import run_playbook
+
+OPTION_SECRETS = {"access_key": "AKIAKOPSIBLEOPTION01", "secret_key": "kopsible-secret-canary-OPTION-5f0c1e9a77",
+                  "session_token": "kopsible-token-canary-OPTION-IQoJb3JpZ2luX2VjEF0aCXVzLWVhc3QtMSJH"}
+ENV_SECRETS = {"AWS_ACCESS_KEY_ID": "AKIAKOPSIBLEENVIRON1", "AWS_SECRET_ACCESS_KEY": "kopsible-secret-canary-ENV-0b9d2c4471",
+               "AWS_SESSION_TOKEN": "kopsible-token-canary-ENV-FwoGZXIvYXdzEJr//////////wEaDK"}
+KUBECONFIG_CANARY = "kopsible-kubeconfig-canary-c2VjcmV0LWNsaWVudC1rZXk"
+GOSSIP = "c1.k8s.local"
+
+
+def private_key(tmp_path):
+    """A real RSA private key (PEM text) and its public key line."""
+    path = tmp_path / "id_rsa"
+    subprocess.run(["ssh-keygen", "-q", "-t", "rsa", "-b", "2048", "-m", "PEM", "-N", "", "-f", str(path)], check=True)
+    return path.read_text(), (tmp_path / "id_rsa.pub").read_text().strip()
+
+
+def kubeconfig_file(tmp_path):
+    path = tmp_path / "kubeconfig"
+    path.write_text("apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n"
+                    "    client-key-data: %s\n    token: %s-token\n" % (KUBECONFIG_CANARY, KUBECONFIG_CANARY))
+    return str(path)
+
+
+def test_no_secret_in_verbose_output(emulator, tmp_path):
+    r53 = emulator.client("route53")
+    r53.create_hosted_zone(Name="example.org.", CallerReference="parent")
+    emulator.client("s3").create_bucket(Bucket=BUCKET)
+    key, public = private_key(tmp_path)
+    kubeconfig = kubeconfig_file(tmp_path)
+    aws = {"endpoint_url": emulator.url, "region": "us-east-1"}
+    kops = dict(aws, kops_binary=kops_binary(), state_store="s3://" + BUCKET,
+                kops_env={"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"})
+    create = dict(zones=["us-east-1a"], node_count=1, node_size="t3.medium", control_plane_size="t3.medium",
+                  kubernetes_version="1.34.1", channel="none", image=UBUNTU_AMI)
+
+    def task(label, module, options, secrets=True, **extra):
+        options = dict(options, **(OPTION_SECRETS if secrets else {}))
+        return dict({"name": label, "kopsible.kops." + module: options, "ignore_errors": True}, **extra)
+
+    tasks = [
+        task("r53_options", "route53_subdomain", dict(aws, name="kopsclustertest.example.org", parent_zone="example.org")),
+        task("r53_env", "route53_subdomain", dict(aws, name="kopsclustertest.example.org", parent_zone="example.org"), secrets=False),
+        task("absent_options", "kops_cluster", dict(kops, name="gone.k8s.local", state="absent", kubeconfig=kubeconfig)),
+        task("preview_env", "kops_cluster", dict(kops, name=GOSSIP, ssh_public_key=public, kubeconfig=kubeconfig, **create),
+             secrets=False, check_mode=True),
+        task("private_key", "kops_cluster", dict(kops, name=GOSSIP, ssh_public_key=key, kubeconfig=kubeconfig, **create)),
+        task("roll_options", "rolling_update", dict(kops, cluster="gone.k8s.local", cloudonly=True)),
+        task("roll_env", "rolling_update", dict(kops, cluster="gone.k8s.local", cloudonly=True), secrets=False),
+    ]
+    run = run_playbook(tasks, emulator=emulator, verbosity=3, module_defaults=False, env=ENV_SECRETS)
+
+    # The runs did what they say (so the search below is over real output).
+    created = run.result("r53_options")
+    assert created["changed"] is True and not created.get("failed"), created.get("msg")
+    assert [z["Name"] for z in r53.list_hosted_zones()["HostedZones"]] == ["example.org.", "kopsclustertest.example.org."]
+    assert run.result("r53_env")["changed"] is False
+    absent = run.result("absent_options")
+    assert absent["changed"] is False and not absent.get("failed"), absent.get("msg")
+    assert [c["argv"][1:3] for c in absent["kops_invocations"]] == [["get", "cluster"]]
+    preview = run.result("preview_env")
+    assert not preview.get("failed"), preview.get("msg")
+    assert preview["changed"] is True and preview["spec"]["kubernetesVersion"] == "1.34.1"
+    refused = run.result("private_key")
+    assert refused["failed"] is True and "ssh_public_key: this is a private key" in refused["msg"]
+    assert "kops_invocations" not in refused
+    for label in ("roll_options", "roll_env"):
+        roll = run.result(label)
+        assert roll["failed"] is True and "gone.k8s.local" in roll["msg"], roll.get("msg")
+        assert "Traceback" not in json.dumps(roll)
+    assert not any(k.startswith(GOSSIP) for k in _keys(emulator))  # check mode wrote nothing
+
+    text = run.stdout + run.stderr + json.dumps([r for _, r in run.results])
+    assert "EXEC" in run.stdout + run.stderr and "private_key" in text  # -vvv output is there
+    secrets = [OPTION_SECRETS["secret_key"], OPTION_SECRETS["session_token"], ENV_SECRETS["AWS_SECRET_ACCESS_KEY"],
+               ENV_SECRETS["AWS_SESSION_TOKEN"], KUBECONFIG_CANARY]
+    key_lines = [line for line in key.splitlines() if line and not line.startswith("-----")]
+    assert len(key_lines) > 10
+    leaked = [s for s in secrets if s in text] + ["private key line %d" % i for i, line in enumerate(key_lines) if line in text]
+    assert leaked == [], leaked
+    assert "PRIVATE KEY-----" not in text
+
+
+def _keys(emulator):
+    s3 = emulator.client("s3")
+    return [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
