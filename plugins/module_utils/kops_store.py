@@ -16,15 +16,17 @@ secrets next to its config); a first-level folder without ``config`` is not a cl
 
 Reads are concurrent: :func:`read_stores` runs every S3 request on one thread pool and schedules
 follow-ups (a cluster's InstanceGroup reads after its ``instancegroup/`` listing) from the calling
-thread as results arrive, so no worker ever waits on another and 100 clusters cost about as many
-round trips as 10 do, divided by the pool size. The boto3 client must be shared by the workers
+thread as results arrive (a queue fed by the futures' callbacks), so no worker ever waits on
+another: the wall time is about the number of requests times their latency, divided by the pool
+size, until the client's or the server's CPU is the limit. The boto3 client is shared by the workers
 (boto3 clients are thread-safe; give it ``max_pool_connections`` >= the pool size).
 
 Pure helpers (:func:`parse_store_url`, :func:`summarize_cluster`, :func:`region_of`,
 :func:`kubernetes_minor`) take plain data so unit tests need no AWS.
 """
+import queue
 import re
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 
 import yaml
 
@@ -169,11 +171,13 @@ def read_stores(client, stores, max_workers=DEFAULT_WORKERS, names=None):
     """
     stores = list(dict.fromkeys(normalize_store_url(s) for s in stores))
     found = {}  # (store, name) -> record
+    done = queue.Queue()  # finished futures with their (kind, store, name), in completion order
     pool = ThreadPoolExecutor(max_workers=max(1, int(max_workers)))
-    pending = {}  # future -> (kind, store, name)
+    outstanding = [0]
     try:
         def submit(kind, store, name, func, *args):
-            pending[pool.submit(func, *args)] = (kind, store, name)
+            outstanding[0] += 1
+            pool.submit(func, *args).add_done_callback(lambda future: done.put((future, kind, store, name)))
 
         def start_cluster(store, name):
             prefix = parse_store_url(store)[1] + name + "/"
@@ -187,25 +191,22 @@ def read_stores(client, stores, max_workers=DEFAULT_WORKERS, names=None):
                     start_cluster(store, name)
             else:
                 submit("list", store, None, list_clusters, client, store)
-        while pending:
-            done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
-            for future in done:
-                kind, store, name = pending.pop(future)
-                value = future.result()  # re-raises StoreError from the worker
-                if kind == "list":
-                    for cluster_name in value:
-                        start_cluster(store, cluster_name)
-                elif kind == "config":
-                    found[(store, name)]["cluster"] = value
-                elif kind == "igs":
-                    for key in value:
-                        submit("ig", store, name, _get_yaml, client, store, key)
-                elif value is not None:
-                    found[(store, name)]["instance_groups"].append(value)
+        while outstanding[0]:
+            future, kind, store, name = done.get()
+            outstanding[0] -= 1
+            value = future.result()  # re-raises StoreError from the worker
+            if kind == "list":
+                for cluster_name in value:
+                    start_cluster(store, cluster_name)
+            elif kind == "config":
+                found[(store, name)]["cluster"] = value
+            elif kind == "igs":
+                for key in value:
+                    submit("ig", store, name, _get_yaml, client, store, key)
+            elif value is not None:
+                found[(store, name)]["instance_groups"].append(value)
     finally:
-        for future in pending:
-            future.cancel()
-        pool.shutdown(wait=True)
+        pool.shutdown(wait=True, cancel_futures=True)
     records = []
     for key in sorted(found):
         record = found[key]
