@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Raw kops equivalent of kops_instancegroup(min_size=max_size=SIZE, apply=true), as in the kOps guide:
+# `kops edit ig` (here with a sed "editor"), then `kops update cluster --yes`.
+#   KOPS=/path/to/kops KOPS_STATE_STORE=s3://... bench/raw_scale.sh CLUSTER IG SIZE
+set -euo pipefail
+cluster=$1 ig=$2 size=$3
+here=$(cd "$(dirname "$0")" && pwd)
+KOPS=${KOPS:-kops}
+BENCH_SED="s/^(  (minSize|maxSize)): .*/\\1: ${size}/" EDITOR="$here/edit_with_sed.sh" \
+  "$KOPS" edit instancegroup "$ig" --name "$cluster"
+"$KOPS" update cluster --name "$cluster" --yes --create-kube-config=false
