@@ -102,7 +102,8 @@ def subprocess_run(path, size, emulator):
     seconds = time.perf_counter() - start
     hosts = json.loads(proc.stdout or "{}").get("_meta", {}).get("hostvars", {}) if proc.returncode == 0 else {}
     if len(hosts) != size:
-        raise SystemExit("ansible-inventory found %d hosts, expected %d: %s" % (len(hosts), size, proc.stderr[-2000:]))
+        # the cause comes first in Ansible's warning; the last lines only say the source was skipped
+        raise SystemExit("ansible-inventory found %d hosts, expected %d: %s" % (len(hosts), size, proc.stderr[:4000]))
     return seconds
 
 
