@@ -71,7 +71,7 @@ def report(run, example, elapsed):
     delegation = task(run, "from its parent zone")
     bucket = task(run, "State store bucket " + example["state_store_bucket"])
     created = [r for n, r in run.results if n.endswith("is present") and "kops_invocations" in r]
-    deleted = [r for n, r in run.results if n.endswith("is absent") and "kops_invocations" in r]
+    deleted = [r for n, r in run.results if n.endswith("Delete the cluster (kops delete cluster --yes)") and "kops_invocations" in r]
     records = task(run, "Read the records kops made").get("resource_record_sets", [])
     groups = task(run, "Read the Auto Scaling groups").get("results", [])
     final = task(run, "Only NS and SOA may remain")

@@ -37,7 +37,7 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key):
     roll = first(run, "Rolling update in kops' order (bastions, control plane, nodes)")
     assert len(roll["replaced"]) == 6 and all(ids["before"] and ids["after"] for ids in roll["replaced"].values())
     assert first(run, "Set the version and apply")["cluster"]["kubernetes_version"] == "1.35.0"
-    deleted = next(r for n, r in run.results if n.endswith("is absent") and "kops_invocations" in r)
+    deleted = next(r for n, r in run.results if n.endswith("Delete the cluster (kops delete cluster --yes)") and "kops_invocations" in r)
     assert deleted["dns_records_left"] == [] and len(deleted["deleted_resources"]) > 40
 
     # Read back from the emulator: the subdomain is ready for the next cluster, nothing is left running.
