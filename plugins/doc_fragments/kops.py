@@ -26,7 +26,29 @@ options:
     description: Seconds one kops command may run before it is stopped.
     type: int
     default: 1800
+  allowed_account_ids:
+    description:
+      - Refuse to run unless the AWS credentials belong to one of these 12-digit account ids (checked with
+        STS GetCallerIdentity before anything is written, also in check mode).
+    type: list
+    elements: str
+  lock_timeout:
+    description:
+      - Seconds to wait for the cluster's state-store lock while another run holds it, then fail naming the
+        holder. The lock is an object C(<cluster>/kopsible-lock.json) in the state store, created with a
+        conditional put (C(If-None-Match)); check mode takes no lock.
+    type: int
+    default: 600
+  break_lock:
+    description:
+      - Delete the cluster's lock before taking it, whoever holds it. Only for a run that crashed and left its
+        lock behind; the result's C(state_store_safety.lock.broken) shows what was broken.
+    type: bool
+    default: false
 notes:
+  - Every run with an C(s3://) state store checks the bucket's versioning and warns when it is off (kOps asks
+    for a versioned bucket). Before kops replaces a cluster or InstanceGroup spec, the result's
+    C(previous_versions) gives the object version it replaced, for a roll-back with C(aws s3api copy-object).
   - kops receives the module's AWS settings (O(region), O(endpoint_url), credentials or O(profile)) as
     environment variables; with O(endpoint_url) the state store is reached through the same endpoint
     (C(S3_ENDPOINT)), which is how the collection runs against a local AWS emulator.

@@ -63,12 +63,22 @@ def cluster_facts(cluster):
 
 class ClusterOps(object):
     """kops commands for one state store. ``route53`` is a callable returning a boto3 Route53 client
-    (made lazily: only deletion checks need it)."""
+    (made lazily: only deletion checks need it). ``versions`` is a callable ``(keys) -> {url: version id}``
+    (kops_state_store.object_versions); when given, :meth:`replace` first records the version of the object it
+    overwrites in ``previous_versions``. ``before_write`` is called (no arguments) before every command that
+    writes the state store or the cloud (StoreGuard.take_lock: the cluster's lock)."""
 
-    def __init__(self, runner, state_store, route53=None):
+    def __init__(self, runner, state_store, route53=None, versions=None, before_write=None):
         self.runner = runner
         self.state_store = state_store
         self._route53 = route53
+        self._versions = versions
+        self._before_write = before_write
+        self.previous_versions = {}
+
+    def _writing(self):
+        if self._before_write:
+            self._before_write()
 
     def get_cluster(self, name):
         """The stored Cluster (dict) or None when kops says it does not exist. One kops call."""
@@ -95,10 +105,12 @@ class ClusterOps(object):
 
     def create_manifest(self, manifest):
         """``kops create -f -`` with ``manifest`` (dict)."""
+        self._writing()
         self.runner.run(["create", "-f", "-"], stdin=yaml.safe_dump(manifest, default_flow_style=False))
 
     def delete_instance_group(self, cluster, name):
         """``kops delete instancegroup NAME --name CLUSTER --yes`` (deletes its cloud resources at once)."""
+        self._writing()
         self.runner.run(["delete", "instancegroup", name, "--name", cluster, "--yes"])
 
     def get_instance_groups(self, name):
@@ -121,11 +133,13 @@ class ClusterOps(object):
 
     def create(self, args):
         """``kops create cluster ...`` (writes the spec; kops then previews the cloud plan). Returns that plan."""
+        self._writing()
         return kops_output.parse_update_plan(self.runner.run(args).stdout)
 
     def upgrade(self, name, yes, channel=None, kubernetes_version=None):
-        """``kops upgrade cluster --name NAME [--channel C] [--kubernetes-version V] [--yes]``: the actions the
-        channel recommends (applied to the spec and instance groups with ``yes``). One kops call.
+        """``kops upgrade cluster --name NAME [--channel C] [--kubernetes-version V]``: the actions the channel
+        recommends; with ``yes`` and actions to take, the same again with ``--yes`` (applied to the spec and
+        instance groups). One kops call when there is nothing to do, two otherwise.
 
         :returns: list of actions, see :func:`kops_output.parse_upgrade` (empty: no upgrade required).
         """
@@ -134,11 +148,29 @@ class ClusterOps(object):
             args += ["--channel", channel]
         if kubernetes_version:
             args += ["--kubernetes-version", kubernetes_version]
-        return kops_output.parse_upgrade(self.runner.run(args + (["--yes"] if yes else [])).stdout)
+        actions = kops_output.parse_upgrade(self.runner.run(args).stdout)
+        if actions and yes:
+            self._writing()
+            actions = kops_output.parse_upgrade(self.runner.run(args + ["--yes"]).stdout)
+        return actions
 
     def replace(self, manifest):
-        """``kops replace -f -`` with ``manifest`` (dict)."""
+        """``kops replace -f -`` with ``manifest`` (dict), after recording the version it replaces."""
+        self._writing()
+        if self._versions:
+            self.previous_versions.update(self._versions([self.store_key(manifest)]))
         self.runner.run(["replace", "-f", "-"], stdin=yaml.safe_dump(manifest, default_flow_style=False))
+
+    def store_key(self, manifest):
+        """The state-store key kops keeps ``manifest`` under (vfsclientset: ``<cluster>/config``,
+        ``<cluster>/instancegroup/<name>``)."""
+        from ansible_collections.kopsible.kops.plugins.module_utils.kops_state_store import store_key
+
+        name = get_path(manifest, ("metadata", "name"))
+        if manifest.get("kind") == "Cluster":
+            return store_key(self.state_store, name, "config")
+        cluster = get_path(manifest, ("metadata", "labels", "kops.k8s.io/cluster"))
+        return store_key(self.state_store, cluster, "instancegroup", name)
 
     def plan(self, name):
         """``kops update cluster NAME`` (dry run): the parsed plan."""
@@ -146,11 +178,13 @@ class ClusterOps(object):
 
     def apply(self, name):
         """``kops update cluster NAME --yes``, without touching kubeconfig (export is separate)."""
+        self._writing()
         return self.runner.run(["update", "cluster", "--name", name, "--yes", "--create-kube-config=false"]).stdout
 
     def write_terraform(self, name, out):
         """``kops update cluster --target terraform --out DIR --yes``; ``changed`` compares the files' hashes."""
         before = _tree_hash(out)
+        self._writing()
         self.runner.run(["update", "cluster", "--name", name, "--target", "terraform", "--out", out, "--yes",
                          "--create-kube-config=false"])
         after = _tree_hash(out)
@@ -186,6 +220,8 @@ class ClusterOps(object):
     def delete(self, name, yes):
         """``kops delete cluster NAME [--yes]``; the parsed report (resources deleted or to delete)."""
         args = ["delete", "cluster", "--name", name] + (["--yes"] if yes else [])
+        if yes:
+            self._writing()
         return kops_output.parse_delete_report(self.runner.run(args).stdout)
 
     def records_left(self, name, zone_name):

@@ -12,6 +12,9 @@ def kops_argument_spec():
         kops_binary=dict(type="str", default="kops"),
         kops_env=dict(type="dict", default={}),
         kops_timeout=dict(type="int", default=1800),
+        allowed_account_ids=dict(type="list", elements="str"),
+        lock_timeout=dict(type="int", default=600),
+        break_lock=dict(type="bool", default=False),
     )
 
 
@@ -53,3 +56,106 @@ def kops_env_problem(env):
         if "\x00" in str(value):
             return "kops_env: the value of %s holds a NUL character" % key
     return None
+
+
+def check_account(module, allowed, sts=None):
+    """Fail the module unless the caller's AWS account is one of ``allowed`` (list of 12-digit str).
+
+    One STS GetCallerIdentity call, made before anything is written (the guard of terraform's AWS provider
+    option ``allowed_account_ids``; kops has none).
+    Returns the account id (str), or None when ``allowed`` is empty.
+    """
+    if not allowed:
+        return None
+    for value in allowed:
+        if not (len(value) == 12 and value.isdigit()):
+            module.fail_json(msg="allowed_account_ids: %r is not a 12-digit AWS account id" % value)
+    client = sts or module.client("sts")
+    account = client.get_caller_identity()["Account"]
+    if account not in allowed:
+        module.fail_json(msg="allowed_account_ids: the credentials belong to account %s, which is not one of %s; "
+                             "nothing was changed" % (account, ", ".join(allowed)))
+    return account
+
+
+class StoreGuard(object):
+    """What every kops module does around a run that may write the state store or the cloud.
+
+    On entry: the account check (``allowed_account_ids``), the versioning warning of an ``s3://`` store
+    (added to the module's warnings and to :meth:`facts`), and a fingerprint of the cluster's spec objects.
+    :meth:`take_lock` (given to ClusterOps as ``before_write``) takes the cluster's lock right before the first
+    write, so a run with nothing to write writes nothing, not even a lock. Once it holds the lock it compares
+    the fingerprint: if another run wrote the spec since this run read it, this run fails before writing
+    (its plan was computed from a spec that is gone). On exit the lock is released, also after a failure.
+
+    :param module: the AnsibleAWSModule (options of :func:`kops_argument_spec`).
+    :param state_store: store URL; ``cluster``: the cluster name the lock is for.
+    """
+
+    def __init__(self, module, state_store, cluster):
+        from ansible_collections.kopsible.kops.plugins.module_utils import kops_state_store as store
+
+        self.module, self.state_store, self.cluster = module, state_store, cluster
+        self.s3 = module.client("s3") if store.split_store(state_store)[0] else None
+        self.lock = None
+        self.warning = None
+        self.account = None
+        self.fingerprint = None
+
+    def __enter__(self):
+        from ansible_collections.kopsible.kops.plugins.module_utils import kops_state_store as store
+
+        module = self.module
+        self.account = check_account(module, module.params.get("allowed_account_ids"))
+        if module.params.get("lock_timeout", 0) < 0:
+            module.fail_json(msg="lock_timeout: must be 0 seconds or more")
+        if self.s3 is None:
+            return self
+        self.warning = store.versioning_warning(self.s3, self.state_store)
+        if self.warning:
+            module.warn(self.warning)
+        if not module.check_mode:
+            self.fingerprint = store.spec_fingerprint(self.s3, self.state_store, self.cluster)
+        return self
+
+    def take_lock(self):
+        """Take the cluster's lock now (no-op in check mode, for non-s3 stores, or when already held).
+        Fails the module naming the holder after ``lock_timeout`` seconds, or when the spec changed while
+        this run waited."""
+        from ansible_collections.kopsible.kops.plugins.module_utils import kops_state_store as store
+
+        module = self.module
+        if self.lock is not None or module.check_mode or self.s3 is None:
+            return
+        owner = "%s (cluster %s)" % (module._name, self.cluster)
+        self.lock = store.ClusterLock(self.s3, self.state_store, self.cluster, owner)
+        if module.params.get("break_lock"):
+            self.lock.break_lock()
+        try:
+            self.lock.acquire(module.params.get("lock_timeout", 600))
+        except store.LockError as exc:
+            module.fail_json(msg=exc.message, lock_holder=exc.holder, state_store_safety=self.facts())
+        if self.fingerprint is not None and store.spec_fingerprint(self.s3, self.state_store, self.cluster) != self.fingerprint:
+            self.lock.release()
+            module.fail_json(msg="the spec of cluster %s in %s changed while this run waited %ss for its lock (another run "
+                                 "wrote it); this run wrote nothing. Re-run to converge from the new spec" % (
+                                     self.cluster, self.state_store, self.lock.waited), state_store_safety=self.facts())
+
+    def __exit__(self, *exc):
+        if self.lock is not None:
+            self.lock.release()
+        return False
+
+    def facts(self):
+        """``{'versioning_warning': str or None, 'lock': {...} or None, 'account': str or None}``."""
+        return {"versioning_warning": self.warning, "lock": self.lock.facts() if self.lock else None,
+                "account": self.account}
+
+
+def versions_reader(module, state_store):
+    """For ClusterOps(versions=...): a callable ``(keys) -> {url: version id}`` for an ``s3://`` store, else None."""
+    from ansible_collections.kopsible.kops.plugins.module_utils import kops_state_store as store
+
+    if not store.split_store(state_store)[0]:
+        return None
+    return lambda keys: store.object_versions(module.client("s3"), state_store, keys)

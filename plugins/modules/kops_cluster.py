@@ -69,6 +69,17 @@ options:
     description: Allow a Kubernetes version change that skips a minor version or goes backwards.
     type: bool
     default: false
+  force:
+    description: With O(state=absent), delete a cluster even when its spec carries the O(protection_label) cloud label.
+    type: bool
+    default: false
+  protection_label:
+    description:
+      - A cloud label (C(spec.cloudLabels) key) that protects a cluster from deletion. When the cluster's spec has
+        it with any value but C(false), O(state=absent) fails before anything is deleted unless O(force=true).
+        Set it with O(cloud_labels), e.g. the key C(kopsible.io/protected) with the value C(true).
+    type: str
+    default: kopsible.io/protected
   upgrade:
     description:
       - Apply what C(kops upgrade cluster) recommends from the cluster's channel (or O(channel)) on an existing
@@ -289,6 +300,21 @@ upgrade:
   sample: [{item: Cluster, property: KubernetesVersion, old: 1.34.1, new: 1.35.2},
            {item: InstanceGroup/nodes-us-east-1a, property: Image, old: "099720109477/ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20260218",
             new: "099720109477/ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20261101"}]
+previous_versions:
+  description:
+    - The state-store objects this run replaced with C(kops replace) and their version ids before it
+      (C(null) when the object did not exist; C("null") when the bucket was never versioned). Restore one with
+      C(aws s3api copy-object --copy-source BUCKET/KEY?versionId=ID --bucket BUCKET --key KEY).
+  returned: always
+  type: dict
+  sample: {"s3://kops-state/mycluster01.kopsclustertest.example.org/config": "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"}
+state_store_safety:
+  description:
+    - C(versioning_warning) (str or null, also shown as a warning), C(lock) (C(url), C(waited_seconds),
+      C(broken), the content of a lock removed with O(break_lock)) or null when no lock was taken (check mode,
+      nothing to write), C(account) (the AWS account checked against O(allowed_account_ids), or null).
+  returned: always
+  type: dict
 """
 
 import os
@@ -302,7 +328,8 @@ from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
     ClusterOps, cluster_facts, check_version_change)
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
+    StoreGuard, kops_argument_spec, state_store_of, versions_reader)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -326,6 +353,8 @@ def argument_spec():
         kubernetes_version=dict(type="str"),
         allow_version_skip=dict(type="bool", default=False),
         upgrade=dict(type="bool", default=False),
+        force=dict(type="bool", default=False),
+        protection_label=dict(type="str", default="kopsible.io/protected"),
         networking=dict(type="str"),
         topology=dict(type="str", choices=["public", "private"]),
         bastion=dict(type="bool", default=False),
@@ -501,7 +530,7 @@ def apply(module, ops, name, params, result):
 
 
 def ensure_present(module, ops, name, params):
-    result = dict(changed=False, name=name, changes=[], state_store=ops.state_store)
+    result = dict(changed=False, name=name, changes=[], state_store=ops.state_store, kops_invocations=ops.runner.calls)
     current = ops.get_cluster(name)
     if current is None:
         create(module, ops, name, params, result)
@@ -534,10 +563,15 @@ def ensure_present(module, ops, name, params):
 
 
 def ensure_absent(module, ops, name, params):
-    result = dict(changed=False, name=name, changes=[], cluster={}, state_store=ops.state_store)
+    result = dict(changed=False, name=name, changes=[], cluster={}, state_store=ops.state_store, kops_invocations=ops.runner.calls)
     current = ops.get_cluster(name)
     if current is None:
         return result
+    label = params["protection_label"]
+    value = (kops_spec.get_path(current, ("spec", "cloudLabels")) or {}).get(label)
+    if value is not None and str(value).lower() != "false" and not params["force"]:
+        module.fail_json(msg="cluster %s is protected by its cloud label %s=%s; nothing was deleted (remove the label, "
+                             "or set force: true)" % (name, label, value), **result)
     result["changed"] = True
     result["diff"] = {"before": {"spec": kops_spec.strip_server_fields(current).get("spec")}, "after": {}}
     report = ops.delete(name, yes=not module.check_mode)
@@ -563,13 +597,16 @@ def main():
         module.fail_json(msg=str(exc))
     state_store = state_store_of(module)
     runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"])
-    ops = ClusterOps(runner, state_store,
+    guard = StoreGuard(module, state_store, name)
+    ops = ClusterOps(runner, state_store, versions=versions_reader(module, state_store), before_write=guard.take_lock,
                      route53=lambda: module.client("route53", retry_decorator=AWSRetry.jittered_backoff()))
-    try:
-        result = ensure_present(module, ops, name, params) if params["state"] == "present" else ensure_absent(module, ops, name, params)
-    except KopsError as exc:
-        module.fail_json(msg="kops failed for cluster %s: %s" % (name, exc.message), kops_invocations=runner.calls, **exc.to_result())
-    result["kops_invocations"] = runner.calls
+    with guard:
+        try:
+            result = ensure_present(module, ops, name, params) if params["state"] == "present" else ensure_absent(module, ops, name, params)
+        except KopsError as exc:
+            module.fail_json(msg="kops failed for cluster %s: %s" % (name, exc.message), kops_invocations=runner.calls,
+                             previous_versions=ops.previous_versions, state_store_safety=guard.facts(), **exc.to_result())
+    result.update(kops_invocations=runner.calls, previous_versions=ops.previous_versions, state_store_safety=guard.facts())
     module.exit_json(**result)
 
 

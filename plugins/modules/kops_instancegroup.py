@@ -155,13 +155,29 @@ kops_invocations:
   returned: always
   type: list
   elements: dict
+previous_versions:
+  description:
+    - The state-store objects this run replaced with C(kops replace) and their version ids before it
+      (C(null) when the object did not exist; C("null") when the bucket was never versioned). Restore one with
+      C(aws s3api copy-object --copy-source BUCKET/KEY?versionId=ID --bucket BUCKET --key KEY).
+  returned: always
+  type: dict
+  sample: {"s3://kops-state/mycluster01.kopsclustertest.example.org/config": "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"}
+state_store_safety:
+  description:
+    - C(versioning_warning) (str or null, also shown as a warning), C(lock) (C(url), C(waited_seconds),
+      C(broken), the content of a lock removed with O(break_lock)) or null when no lock was taken (check mode,
+      nothing to write), C(account) (the AWS account checked against O(allowed_account_ids), or null).
+  returned: always
+  type: dict
 """
 
 from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
+    StoreGuard, kops_argument_spec, state_store_of, versions_reader)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -280,16 +296,19 @@ def main():
         module.fail_json(msg=str(exc))
     state_store = state_store_of(module)
     runner = runner_from_module(module, state_store)
-    ops = ClusterOps(runner, state_store)
-    try:
-        result, pending = ensure(module, ops, params)
-        # Absent: plan only after a deletion (the group's cloud resources are already gone then).
-        if params["apply"] and (params["state"] == "present" or result["changed"]):
-            plan_and_apply(module, ops, params, result["cluster"], pending, result)
-    except KopsError as exc:
-        module.fail_json(msg="kops failed for InstanceGroup %s: %s" % (params["name"], exc.message),
-                         kops_invocations=runner.calls, **exc.to_result())
-    result["kops_invocations"] = runner.calls
+    guard = StoreGuard(module, state_store, params["cluster"])
+    ops = ClusterOps(runner, state_store, versions=versions_reader(module, state_store), before_write=guard.take_lock)
+    with guard:
+        try:
+            result, pending = ensure(module, ops, params)
+            # Absent: plan only after a deletion (the group's cloud resources are already gone then).
+            if params["apply"] and (params["state"] == "present" or result["changed"]):
+                plan_and_apply(module, ops, params, result["cluster"], pending, result)
+        except KopsError as exc:
+            module.fail_json(msg="kops failed for InstanceGroup %s: %s" % (params["name"], exc.message),
+                             kops_invocations=runner.calls, previous_versions=ops.previous_versions,
+                             state_store_safety=guard.facts(), **exc.to_result())
+    result.update(kops_invocations=runner.calls, previous_versions=ops.previous_versions, state_store_safety=guard.facts())
     module.exit_json(**result)
 
 

@@ -120,6 +120,13 @@ kops_invocations:
   returned: always
   type: list
   elements: dict
+state_store_safety:
+  description:
+    - C(versioning_warning) (str or null, also shown as a warning), C(lock) (C(url), C(waited_seconds),
+      C(broken), the content of a lock removed with O(break_lock)) or null when no lock was taken (check mode,
+      nothing to write), C(account) (the AWS account checked against O(allowed_account_ids), or null).
+  returned: always
+  type: dict
 """
 
 from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
@@ -128,7 +135,7 @@ from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_pdb, kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import StoreGuard, kops_argument_spec, state_store_of
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import (
     DURATION_FLAGS, group_instances, replaced, rolling_update_args)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
@@ -186,38 +193,49 @@ def main():
         for option, _ in DURATION_FLAGS:  # Go durations, as kops' flags parse them
             if params[option] is not None:
                 kops_rules.duration_seconds(params[option], option)
-        list_args = rolling_update_args(cluster, params, yes=False)
-        roll_args = rolling_update_args(cluster, params, yes=True)
+        rolling_update_args(cluster, params, yes=True)  # the flag rules, before anything runs
     except kops_rules.RuleError as exc:
         module.fail_json(msg=str(exc))
     if params["kubeconfig"] and not kops_pdb.HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib("kubernetes"))
-    runner = runner_from_module(module, state_store_of(module), kubeconfig=params["kubeconfig"])
+    state_store = state_store_of(module)
+    runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"])
     result = dict(changed=False, cluster=cluster, replaced={}, kops_invocations=runner.calls)
-    try:
-        before = kops_output.parse_rolling_update(runner.run(list_args).stdout)
-        result["groups_before"] = result["groups_after"] = before["groups"]
-        selected = before["groups"] if params["force"] else [g for g in before["groups"] if g["need_update"]]
-        result["would_roll"] = [g["name"] for g in selected if g["target"] or g["need_update"]]
-        instances = cloud_instances(module, cluster) if result["would_roll"] else {}
-        if result["would_roll"]:
-            pdb_gate(module, params, cluster, result, instances)
-        if result["would_roll"] and not module.check_mode:
-            try:
-                runner.run(roll_args)
-            except KopsError:
-                # a roll stopped part-way: report what it replaced; a re-run finishes the remainder
-                result["replaced"] = replaced(instances, cloud_instances(module, cluster))
-                raise
-            result["groups_after"] = kops_output.parse_rolling_update(runner.run(list_args).stdout)["groups"]
-            result["replaced"] = replaced(instances, cloud_instances(module, cluster))
-            result["changed"] = bool(result["replaced"])
-        elif result["would_roll"]:
-            result["changed"] = True
-    except KopsError as exc:
-        module.fail_json(msg="kops rolling-update failed for %s: %s" % (cluster, exc.message),
-                         **dict(exc.to_result(), **result))
+    with StoreGuard(module, state_store, cluster) as guard:
+        try:
+            roll(module, params, runner, cluster, result, guard)
+        except KopsError as exc:
+            module.fail_json(msg="kops rolling-update failed for %s: %s" % (cluster, exc.message),
+                             state_store_safety=guard.facts(), **dict(exc.to_result(), **result))
+    result["state_store_safety"] = guard.facts()
     module.exit_json(**result)
+
+
+def roll(module, params, runner, cluster, result, guard):
+    """List what needs a roll, gate on PodDisruptionBudgets, take the cluster's lock and roll; fills ``result``.
+    Raises KopsError (with ``result['replaced']`` set when a roll stopped part-way)."""
+    list_args = rolling_update_args(cluster, params, yes=False)
+    before = kops_output.parse_rolling_update(runner.run(list_args).stdout)
+    result["groups_before"] = result["groups_after"] = before["groups"]
+    selected = before["groups"] if params["force"] else [g for g in before["groups"] if g["need_update"]]
+    result["would_roll"] = [g["name"] for g in selected if g["target"] or g["need_update"]]
+    if not result["would_roll"]:
+        return
+    instances = cloud_instances(module, cluster)
+    pdb_gate(module, params, cluster, result, instances)
+    result["changed"] = True
+    if module.check_mode:
+        return
+    guard.take_lock()
+    try:
+        runner.run(rolling_update_args(cluster, params, yes=True))
+    except KopsError:
+        # a roll stopped part-way: report what it replaced; a re-run finishes the remainder
+        result["replaced"] = replaced(instances, cloud_instances(module, cluster))
+        raise
+    result["groups_after"] = kops_output.parse_rolling_update(runner.run(list_args).stdout)["groups"]
+    result["replaced"] = replaced(instances, cloud_instances(module, cluster))
+    result["changed"] = bool(result["replaced"])
 
 
 if __name__ == "__main__":

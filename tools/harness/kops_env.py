@@ -58,7 +58,7 @@ class KopsDNS:
     def start(self):
         os.makedirs(os.path.dirname(self.resolv_conf), exist_ok=True)
         with open(self.resolv_conf, "w") as handle:
-            handle.write("nameserver %s\noptions attempts:2 timeout:2\n" % self.address)
+            handle.write("nameserver %s\noptions attempts:3 timeout:5\n" % self.address)
         self.server = Route53DNS(self.emulator, self.address, 53).start()
         return self
 

@@ -1,0 +1,187 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Safety around the kops state store: the versioning check, object versions for roll-back, and a
+per-cluster lock so that two runs cannot write one cluster's spec at the same time.
+
+kops itself takes no lock on the state store (pkg/client/simple/vfsclientset writes objects with plain
+PUTs), so two pipelines that run ``kops replace`` / ``kops update cluster --yes`` on one cluster at once
+can interleave. The lock is an S3 object, ``<store path>/<cluster>/kopsible-lock.json``, created with a
+conditional PUT (``If-None-Match: *``): S3 accepts it only when the object does not exist, atomically.
+kops ignores the object (it only reads ``<cluster>/config`` and the directories it knows,
+vfsclientset/cluster.go ``listNames``), and ``kops delete cluster`` removes it with the rest of the
+cluster's objects.
+
+Only ``s3://`` stores are covered; ``file://`` stores (tests, one machine) are not locked.
+"""
+import json
+import os
+import socket
+import time
+import uuid
+
+try:
+    from botocore.exceptions import ClientError
+except ImportError:  # pragma: no cover - AnsibleAWSModule reports missing botocore
+    ClientError = Exception
+
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_preview
+
+LOCK_NAME = "kopsible-lock.json"
+BUSY_CODES = ("PreconditionFailed", "ConditionalRequestConflict", "412", "409")
+
+
+class LockError(Exception):
+    """The lock could not be taken within the timeout. ``holder`` is the lock's content (dict) or None."""
+
+    def __init__(self, message, holder=None):
+        Exception.__init__(self, message)
+        self.message, self.holder = message, holder
+
+
+def split_store(state_store):
+    """``s3://bucket/some/path`` -> ``('bucket', 'some/path')``; ``(None, None)`` for other schemes
+    (kops_preview.split_store without the scheme)."""
+    scheme, bucket, path = kops_preview.split_store(state_store)
+    return (bucket, path) if scheme == "s3" else (None, None)
+
+
+def store_key(state_store, *parts):
+    """The S3 key of ``parts`` under the store's path, e.g. ``store_key('s3://b/p', 'c', 'config') == 'p/c/config'``."""
+    _, path = split_store(state_store)
+    return "/".join([p for p in [path] + list(parts) if p])
+
+
+def versioning_warning(s3, state_store):
+    """A warning (str) when the store's bucket does not have versioning enabled, else None.
+
+    kOps' guide asks for a versioned bucket (docs/getting_started/aws.md, "Cluster State storage"):
+    without it a bad ``kops replace`` cannot be rolled back. One GetBucketVersioning call.
+    """
+    bucket, _ = split_store(state_store)
+    if not bucket:
+        return None
+    status = s3.get_bucket_versioning(Bucket=bucket).get("Status")
+    if status == "Enabled":
+        return None
+    return ("state_store: versioning of bucket %s is %s; kOps asks for a versioned bucket so that earlier cluster "
+            "specs can be restored (aws s3api put-bucket-versioning --bucket %s --versioning-configuration Status=Enabled)"
+            % (bucket, (status or "off").lower(), bucket))
+
+
+def object_versions(s3, state_store, keys):
+    """The current version of each object, for roll-back: ``{'s3://bucket/key': version id or None}``.
+
+    ``None`` when the object does not exist; ``'null'`` when the bucket was never versioned. Restore a
+    version with ``aws s3api copy-object --copy-source BUCKET/KEY?versionId=ID --bucket BUCKET --key KEY``.
+    """
+    bucket, _ = split_store(state_store)
+    found = {}
+    for key in keys:
+        try:
+            found["s3://%s/%s" % (bucket, key)] = s3.head_object(Bucket=bucket, Key=key).get("VersionId") or "null"
+        except ClientError as exc:
+            if _code(exc) in ("404", "NoSuchKey", "NotFound"):
+                found["s3://%s/%s" % (bucket, key)] = None
+            else:
+                raise
+    return found
+
+
+def spec_fingerprint(s3, state_store, cluster):
+    """``{key: etag}`` of the cluster's spec objects (``<cluster>/config`` and ``<cluster>/instancegroup/*``),
+    to tell whether another run wrote them. One ListObjectsV2 call per 1000 objects."""
+    bucket, _ = split_store(state_store)
+    prefix = store_key(state_store, cluster) + "/"
+    found = {}
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        for obj in page.get("Contents", []):
+            rest = obj["Key"][len(prefix):]
+            if rest == "config" or rest.startswith("instancegroup/"):
+                found[obj["Key"]] = obj["ETag"]
+    return found
+
+
+def _code(exc):
+    return str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))
+
+
+class ClusterLock(object):
+    """The lock of one cluster in an ``s3://`` state store.
+
+    :param s3: a boto3 S3 client.
+    :param state_store: the store URL.
+    :param cluster: the cluster name.
+    :param owner: who holds it (str, shown to a waiting run), e.g. ``kops_cluster on host pid 123``.
+    :param sleep: seconds between attempts (float).
+    """
+
+    def __init__(self, s3, state_store, cluster, owner, sleep=2.0):
+        self.s3, self.cluster, self.owner, self.sleep = s3, cluster, owner, sleep
+        self.bucket, _ = split_store(state_store)
+        self.key = store_key(state_store, cluster, LOCK_NAME)
+        self.url = "s3://%s/%s" % (self.bucket, self.key)
+        self.token = uuid.uuid4().hex
+        self.held = False
+        self.waited = 0.0
+        self.broken = None
+
+    def holder(self):
+        """The lock's content (dict) or None when nobody holds it."""
+        try:
+            body = self.s3.get_object(Bucket=self.bucket, Key=self.key)["Body"].read()
+        except ClientError as exc:
+            if _code(exc) in ("404", "NoSuchKey", "NotFound"):
+                return None
+            raise
+        try:
+            return json.loads(body)
+        except ValueError:
+            return {"owner": "unknown (unreadable lock object)"}
+
+    def break_lock(self):
+        """Delete the lock whoever holds it (for a run that crashed); returns the broken lock's content or None."""
+        self.broken = self.holder()
+        if self.broken is not None:
+            self.s3.delete_object(Bucket=self.bucket, Key=self.key)
+        return self.broken
+
+    def acquire(self, timeout):
+        """Take the lock, waiting up to ``timeout`` seconds (int or float) while another run holds it.
+
+        :raises LockError: still held after ``timeout``; the message names the holder and how to break it.
+        """
+        body = json.dumps({"owner": self.owner, "token": self.token, "host": socket.gethostname(), "pid": os.getpid(),
+                           "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        start = time.monotonic()
+        while True:
+            try:
+                self.s3.put_object(Bucket=self.bucket, Key=self.key, Body=body.encode(), IfNoneMatch="*",
+                                   ContentType="application/json")
+                self.held = True
+                self.waited = round(time.monotonic() - start, 3)
+                return self
+            except ClientError as exc:
+                if _code(exc) not in BUSY_CODES:
+                    raise
+            elapsed = time.monotonic() - start
+            if elapsed >= timeout:
+                holder = self.holder()
+                raise LockError(
+                    "state store lock %s is held by %s since %s; waited %ds (lock_timeout). If that run crashed, "
+                    "re-run with break_lock: true" % (
+                        self.url, (holder or {}).get("owner", "another run"), (holder or {}).get("since", "?"), int(elapsed)),
+                    holder)
+            time.sleep(min(self.sleep, max(0.1, timeout - elapsed)))
+
+    def release(self):
+        """Delete the lock if it is still ours (kops delete cluster may already have removed it)."""
+        if not self.held:
+            return
+        self.held = False
+        holder = self.holder()
+        if holder is not None and holder.get("token") == self.token:
+            self.s3.delete_object(Bucket=self.bucket, Key=self.key)
+
+    def facts(self):
+        """``{'url', 'waited_seconds', 'broken'}`` for module results."""
+        return {"url": self.url, "waited_seconds": self.waited, "broken": self.broken}

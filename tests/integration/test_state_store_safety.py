@@ -1,0 +1,173 @@
+"""State-store safety with the real kops against the emulator: the per-cluster lock (two concurrent runs, a
+stale lock broken explicitly, a spec changed while waiting), previous object versions for roll-back, the
+versioning warning, allowed_account_ids, and the protection label on deletion."""
+import json
+import os
+import threading
+import time
+
+import pytest
+import yaml
+
+from conftest import BUCKET, CLUSTER
+
+pytestmark = pytest.mark.kops
+NODES = "nodes-us-east-1a"
+LOCK_KEY = "%s/kopsible-lock.json" % CLUSTER
+ACCOUNT = "123456789012"  # the emulator's account (moto's default)
+
+
+def ig_task(label="ig", **options):
+    options.setdefault("cluster", CLUSTER)
+    options.setdefault("name", NODES)
+    return {"name": label, "kopsible.kops.kops_instancegroup": options, "ignore_errors": True}
+
+
+def stored_size(world, name=NODES):
+    body = world.emulator.client("s3").get_object(Bucket=BUCKET, Key="%s/instancegroup/%s" % (CLUSTER, name))["Body"].read()
+    spec = yaml.safe_load(body)["spec"]
+    return spec["minSize"], spec["maxSize"]
+
+
+def wait_for_process(words, timeout=120):
+    """Block until a process whose command line holds all ``words`` has started and exited (read from /proc)."""
+    def running():
+        for pid in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as handle:
+                    argv = handle.read().decode(errors="replace").split("\0")
+            except (IOError, OSError):
+                continue
+            if all(w in argv for w in words):
+                return True
+        return False
+
+    deadline = time.monotonic() + timeout
+    while not running():
+        assert time.monotonic() < deadline, "no process %s appeared" % words
+        time.sleep(0.05)
+    while running():
+        assert time.monotonic() < deadline, "process %s did not end" % words
+        time.sleep(0.05)
+
+
+def lock_exists(world):
+    s3 = world.emulator.client("s3")
+    return bool(s3.list_objects_v2(Bucket=BUCKET, Prefix=LOCK_KEY).get("KeyCount"))
+
+
+@pytest.fixture
+def protected(kops_world, kplay):
+    options = kops_world.cluster_options(apply=True, cloud_labels={"kopsible.io/protected": "true", "team": "platform"})
+    result = kplay([{"name": "c", "kopsible.kops.kops_cluster": options}]).result("c")
+    assert not result.get("failed"), result.get("msg")
+    return kops_world
+
+
+def test_lock_versions_accounts_and_protection(protected, kplay):
+    world = protected
+    s3 = world.emulator.client("s3")
+
+    # previous_versions: the version a replace overwrote, and it restores the old spec
+    key = "%s/instancegroup/%s" % (CLUSTER, NODES)
+    before_version = s3.head_object(Bucket=BUCKET, Key=key)["VersionId"]
+    scaled = kplay([ig_task(min_size=2, max_size=2)]).result("ig")
+    assert not scaled.get("failed"), scaled.get("msg")
+    assert scaled["previous_versions"] == {"s3://%s/%s" % (BUCKET, key): before_version}
+    assert scaled["state_store_safety"]["versioning_warning"] is None
+    assert scaled["state_store_safety"]["lock"]["url"] == "s3://%s/%s" % (BUCKET, LOCK_KEY)
+    assert not lock_exists(world)  # released
+    assert stored_size(world) == (2, 2)
+    old = s3.get_object(Bucket=BUCKET, Key=key, VersionId=before_version)["Body"].read()
+    assert yaml.safe_load(old)["spec"]["minSize"] == 1
+
+    # a no-op run takes no lock and writes nothing
+    versions = world.store_versions()
+    noop = kplay([ig_task(min_size=2, max_size=2)]).result("ig")
+    assert noop["changed"] is False and noop["state_store_safety"]["lock"] is None and noop["previous_versions"] == {}
+    assert world.store_versions() == versions
+
+    # two concurrent runs on one cluster: one waits for the other's lock, gives up after lock_timeout, names it
+    results = {}
+
+    def run(label, size):
+        results[label] = kplay([ig_task(label, min_size=size, max_size=size, apply=True, lock_timeout=1)]).result(label)
+
+    threads = [threading.Thread(target=run, args=("a", 3)), threading.Thread(target=run, args=("b", 4))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    failed = [label for label, r in results.items() if r.get("failed")]
+    assert len(failed) == 1, {k: r.get("msg") for k, r in results.items()}
+    loser, winner = failed[0], ({"a", "b"} - set(failed)).pop()
+    assert "is held by kopsible.kops.kops_instancegroup (cluster %s)" % CLUSTER in results[loser]["msg"]
+    assert "lock_timeout" in results[loser]["msg"] and "break_lock" in results[loser]["msg"]
+    assert stored_size(world) == ((3, 3) if winner == "a" else (4, 4))
+    assert not lock_exists(world)
+
+    # a waiting run whose spec was changed by the holder fails before writing (it planned from a spec that is gone)
+    holder = {"owner": "kops_instancegroup (cluster %s)" % CLUSTER, "token": "someone-else", "since": "2026-11-30T00:00:00Z"}
+    s3.put_object(Bucket=BUCKET, Key=LOCK_KEY, Body=json.dumps(holder).encode())
+
+    def other_run_finishes():
+        # once the waiting run's `kops get` has come and gone it has read the spec and waits for the lock
+        wait_for_process(["get", "--name", CLUSTER])
+        time.sleep(1)
+        body = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read().decode().replace("maxSize: %d" % stored_size(world)[1], "maxSize: 7")
+        s3.put_object(Bucket=BUCKET, Key=key, Body=body.encode())
+        s3.delete_object(Bucket=BUCKET, Key=LOCK_KEY)
+
+    finisher = threading.Thread(target=other_run_finishes)
+    finisher.start()
+    waited = kplay([ig_task("w", min_size=5, max_size=5, lock_timeout=60)]).result("w")
+    finisher.join()
+    assert waited.get("failed") and "changed while this run waited" in waited["msg"], waited.get("msg")
+    assert stored_size(world)[1] == 7 and stored_size(world)[0] != 5
+    assert not lock_exists(world)
+
+    # a crashed run's stale lock: fails after lock_timeout naming the holder; break_lock removes it
+    stale = {"owner": "crashed pipeline #41", "token": "dead", "since": "2026-11-29T23:00:00Z"}
+    s3.put_object(Bucket=BUCKET, Key=LOCK_KEY, Body=json.dumps(stale).encode())
+    blocked = kplay([ig_task("s", min_size=1, max_size=1, lock_timeout=2)]).result("s")
+    assert blocked.get("failed") and "crashed pipeline #41" in blocked["msg"], blocked.get("msg")
+    assert blocked["lock_holder"]["owner"] == "crashed pipeline #41"
+    broken = kplay([ig_task("s", min_size=1, max_size=1, lock_timeout=2, break_lock=True)]).result("s")
+    assert not broken.get("failed"), broken.get("msg")
+    assert broken["state_store_safety"]["lock"]["broken"]["owner"] == "crashed pipeline #41"
+    assert stored_size(world) == (1, 1) and not lock_exists(world)
+
+    # allowed_account_ids: the wrong account fails before anything is written, in every kops module
+    versions = world.store_versions()
+    wrong = kplay([ig_task("i", min_size=2, max_size=2, allowed_account_ids=["111111111111"]),
+                   {"name": "r", "kopsible.kops.rolling_update": {"cluster": CLUSTER, "cloudonly": True,
+                                                                 "allowed_account_ids": ["111111111111"]}, "ignore_errors": True},
+                   {"name": "d", "kopsible.kops.kops_cluster": {"name": CLUSTER, "state": "absent", "force": True,
+                                                               "allowed_account_ids": ["111111111111"]}, "ignore_errors": True}])
+    for label in ("i", "r", "d"):
+        result = wrong.result(label)
+        assert result.get("failed") and "account %s, which is not one of 111111111111" % ACCOUNT in result["msg"], result.get("msg")
+        assert not result.get("kops_invocations")
+    assert world.store_versions() == versions and stored_size(world) == (1, 1)
+    right = kplay([ig_task("i", min_size=2, max_size=2, allowed_account_ids=[ACCOUNT, "111111111111"])]).result("i")
+    assert not right.get("failed") and right["state_store_safety"]["account"] == ACCOUNT
+
+    # the protection label: deletion refused (nothing deleted) unless force
+    groups = world.groups()
+    refused = kplay([{"name": "d", "kopsible.kops.kops_cluster": {"name": CLUSTER, "state": "absent"}, "ignore_errors": True}]).result("d")
+    assert refused.get("failed") and "protected by its cloud label kopsible.io/protected=true" in refused["msg"]
+    assert world.groups() == groups and world.store_versions() > 0
+    assert not [c for c in refused["kops_invocations"] if c["argv"][1] == "delete"]
+    forced = kplay([{"name": "d", "kopsible.kops.kops_cluster": {"name": CLUSTER, "state": "absent", "force": True}}]).result("d")
+    assert forced["changed"] is True and world.groups() == {}
+
+
+def test_versioning_off_is_a_warning(kops_world, kplay):
+    s3 = kops_world.emulator.client("s3")
+    s3.create_bucket(Bucket="kopsible-plain")
+    run = kplay([{"name": "a", "kopsible.kops.kops_cluster": {"name": CLUSTER, "state": "absent",
+                                                             "state_store": "s3://kopsible-plain"}}]).result("a")
+    assert run["changed"] is False
+    assert "versioning of bucket kopsible-plain is off" in run["state_store_safety"]["versioning_warning"]
+    assert any("versioning of bucket kopsible-plain" in w for w in run.get("warnings", []))
+    assert s3.list_objects_v2(Bucket="kopsible-plain").get("KeyCount") == 0
