@@ -1,0 +1,112 @@
+"""The execution environment definition (meta/execution-environment.yml) renders with ansible-builder,
+installs the pinned kops with its sha256 check, and pins what the project pins; no interactive prompts
+anywhere (AWX job templates cannot answer them)."""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.dirname(sys.executable)
+EE_FILES = ("meta/execution-environment.yml", "meta/ee-requirements.txt", "meta/ee-galaxy-requirements.yml", "bindep.txt")
+
+
+def pins(path):
+    """``{name (lower case): version}`` of the ``name==version`` lines of a pip requirements file."""
+    found = {}
+    with open(path) as handle:
+        for line in handle:
+            match = re.match(r"^([A-Za-z0-9_.\[\]-]+)==([^\s#;]+)", line.strip())
+            if match:
+                found[re.sub(r"\[.*\]", "", match.group(1)).lower()] = match.group(2)
+    return found
+
+
+@pytest.fixture(scope="module")
+def context(tmp_path_factory):
+    """``ansible-builder create`` of a copy of the EE files plus the collection tarball; returns the context dir."""
+    pytest.importorskip("ansible_builder")
+    tree = tmp_path_factory.mktemp("ee")
+    for rel in EE_FILES:
+        os.makedirs(tree / os.path.dirname(rel), exist_ok=True)
+        shutil.copy(os.path.join(ROOT, rel), tree / rel)
+    build = subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--output-path", str(tree / "dist"), ROOT],
+                           capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    create = subprocess.run([os.path.join(BIN, "ansible-builder"), "create", "-f", "meta/execution-environment.yml",
+                             "--context", "context", "--output-filename", "Containerfile"],
+                            capture_output=True, text=True, cwd=tree, timeout=300)
+    assert create.returncode == 0, create.stdout + create.stderr
+    assert "No matches" not in create.stdout + create.stderr
+    return tree / "context"
+
+
+def test_containerfile_installs_pinned_kops_with_sha256(context):
+    from harness.kops_env import KOPS_VERSION
+
+    containerfile = (context / "Containerfile").read_text()
+    assert "ARG KOPS_VERSION=%s\n" % KOPS_VERSION in containerfile
+    [step] = [line for line in containerfile.splitlines() if "kops-linux-" in line]
+    assert step.startswith("RUN set -eu;")
+    assert 'url="https://github.com/kubernetes/kops/releases/download/v${KOPS_VERSION}/kops-linux-${arch}"' in step
+    assert '"${url}.sha256"' in step and "sha256sum -c -" in step
+    assert 'test "$(/usr/local/bin/kops version --short)" = "${KOPS_VERSION}"' in step
+    # The kops step and the collection are in the final image, before it drops to the runner user.
+    final = containerfile[containerfile.index("FROM base AS final"):]
+    assert final.index("kops-linux-") < final.index("USER 1000")
+    assert "ansible-galaxy collection install --offline --no-deps" in final
+
+
+def test_collection_tarball_and_requirements_reach_the_context(context):
+    with open(os.path.join(ROOT, "galaxy.yml")) as handle:
+        galaxy = yaml.safe_load(handle)
+    assert (context / "_build" / "kopsible" / ("kopsible-kops-%s.tar.gz" % galaxy["version"])).is_file()
+    assert (context / "_build" / "requirements.txt").read_text() == open(os.path.join(ROOT, "meta", "ee-requirements.txt")).read()
+    assert (context / "_build" / "bindep.txt").read_text() == open(os.path.join(ROOT, "bindep.txt")).read()
+    collections = {c["name"]: c["version"] for c in yaml.safe_load((context / "_build" / "requirements.yml").read_text())["collections"]}
+    assert set(collections) == {"amazon.aws", "kubernetes.core"}
+    containerfile = (context / "Containerfile").read_text()
+    assert "COPY _build/requirements.txt requirements.txt" in containerfile
+    assert "--user-pip=requirements.txt --user-bindep=bindep.txt" in containerfile
+
+
+def test_ee_pins_match_the_tested_environment():
+    """The image gets the versions the tests run with: requirements.txt and the collections in .venv."""
+    project = pins(os.path.join(ROOT, "requirements.txt"))
+    ee = pins(os.path.join(ROOT, "meta", "ee-requirements.txt"))
+    for name, version in ee.items():
+        if name in project:
+            assert project[name] == version, name
+    with open(os.path.join(ROOT, "meta", "execution-environment.yml")) as handle:
+        definition = yaml.safe_load(handle)
+    assert definition["version"] == 3
+    assert definition["dependencies"]["ansible_core"]["package_pip"] == "ansible-core==" + project["ansible-core"]
+    with open(os.path.join(ROOT, "meta", "ee-galaxy-requirements.yml")) as handle:
+        wanted = {c["name"]: c["version"] for c in yaml.safe_load(handle)["collections"]}
+    import ansible_collections
+
+    for name, version in wanted.items():
+        manifest = [m for base in ansible_collections.__path__
+                    for m in glob.glob(os.path.join(base, *name.split("."), "MANIFEST.json"))]
+        if not manifest:
+            pytest.skip("collection %s not installed here" % name)
+        with open(manifest[0]) as handle:
+            assert json.load(handle)["collection_info"]["version"] == version, name
+
+
+def test_no_interactive_prompts():
+    """AWX runs playbooks without a terminal: no vars_prompt, no pause waiting for input."""
+    offenders = []
+    for pattern in ("playbooks/**/*.yml", "roles/**/*.yml", "examples/**/*.yml"):
+        for path in glob.glob(os.path.join(ROOT, pattern), recursive=True):
+            with open(path) as handle:
+                text = handle.read()
+            if re.search(r"^\s*vars_prompt\s*:", text, re.M) or re.search(r"(ansible\.builtin\.)?pause\s*:", text):
+                offenders.append(os.path.relpath(path, ROOT))
+    assert offenders == []
