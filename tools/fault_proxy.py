@@ -2,10 +2,13 @@
 """A fault-injecting, request-counting HTTP reverse proxy for the local AWS emulator.
 
 Put it between an AWS client (Ansible modules, boto3, kops) and the emulator by giving the client
-the proxy's URL as its endpoint. Every request is forwarded unchanged (method, path, query, body and
-every header, ``Host`` included: SigV4 signs the Host header, so the signature the client made for
-the proxy's address is what the emulator receives; moto does not check signatures unless its IAM
-auth mode is switched on, which the emulator does not do). With ``rate`` > 0 a seeded random
+the proxy's URL as its endpoint. Every request is forwarded unchanged: method, path, query, body and
+every end-to-end header (hop-by-hop ones such as ``Connection`` and ``Transfer-Encoding`` belong to
+each connection; a chunked body goes on with its ``Content-Length``), ``Host`` included. SigV4
+signs the Host header, so the signature the client made for the proxy's address is what the
+emulator receives (and moto checks signatures only once
+``INITIAL_NO_AUTH_ACTION_COUNT`` requests have been served, infinite unless that variable is set
+(moto/settings.py); the emulator does not set it). With ``rate`` > 0 a seeded random
 generator picks requests to fail instead, in the shape AWS uses for the request's protocol:
 
 =============  ======================================================================================

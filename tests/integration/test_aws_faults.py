@@ -8,6 +8,7 @@ import pytest
 
 from harness.faults import faulty
 from harness.named import free_udp_port
+from harness.playbook import run_playbook
 from harness.route53_dns import Route53DNS
 
 PARENT = "example.org"
@@ -63,6 +64,11 @@ def module_results(run):
             if "name_servers" in result or "versioning" in result or "encryption" in result]
 
 
+def verified(run):
+    """``verified`` of the route53_subdomain results (DNS verification of each delegation)."""
+    return [result.get("verified") for _, result in run.results if "name_servers" in result]
+
+
 def converge(emulator, rate, seed, env=None, again=True):
     """Reset the emulator, create the parent zone, run the playbook through a proxy at ``rate``,
     then (with ``again``) once more; returns ``(first run, second run or None, proxy stats after
@@ -73,8 +79,6 @@ def converge(emulator, rate, seed, env=None, again=True):
     try:
         with faulty(emulator, rate=rate, seed=seed) as proxied:
             server = "127.0.0.1:%d" % dns.port
-            from harness.playbook import run_playbook
-
             first = run_playbook(tasks(server), emulator=proxied, env=env)
             first_stats = proxied.proxy.stats()
             second = run_playbook(tasks(server), emulator=proxied, env=env) if again else None
@@ -85,12 +89,13 @@ def converge(emulator, rate, seed, env=None, again=True):
 
 @pytest.fixture(scope="module")
 def baseline(emulator_session):
-    """The end state and request count of the same runs without faults (rate 0, counting only)."""
+    """The end state and request count of the same playbook without faults (rate 0, counting only)."""
     first, _, stats, _ = converge(emulator_session, 0.0, 0, again=False)
     assert first.rc == 0, first.stdout[-3000:] + first.stderr[-2000:]
     assert stats["faults"] == 0
     print("baseline: %d requests %s" % (stats["requests"], stats["services"]))
-    return {"state": end_state(emulator_session), "requests": stats["requests"], "first": module_results(first)}
+    return {"state": end_state(emulator_session), "requests": stats["requests"], "first": module_results(first),
+            "verified": verified(first)}
 
 
 def test_baseline_creates_zones_delegations_and_bucket(baseline):
@@ -106,6 +111,7 @@ def test_baseline_creates_zones_delegations_and_bucket(baseline):
     assert state["buckets"][BUCKET]["encryption"][0]["ApplyServerSideEncryptionByDefault"]["SSEAlgorithm"] == "AES256"
     assert all(state["buckets"][BUCKET]["public_access_block"].values())
     assert [changed for _, changed in baseline["first"]] == [True, True, True]
+    assert baseline["verified"] == [True, True]
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -118,6 +124,7 @@ def test_same_end_state_under_faults(emulator, baseline, case):
     assert first.rc == 0, (first_stats, first.stdout[-4000:])
     assert end_state(emulator) == baseline["state"]
     assert [changed for _, changed in module_results(first)] == [True, True, True]
+    assert verified(first) == [True, True]
     # Faults were really injected, of each kind, and every one was retried past.
     assert first_stats["faults"] > 0
     assert set(stats["faults_by_kind"]) == {"throttle", "server", "drop"}, stats["faults_by_kind"]
