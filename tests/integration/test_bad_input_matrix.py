@@ -98,8 +98,12 @@ def run_matrix(emulator, module, base, cases, kops=None):
         options = dict(base, **case.options)
         tasks.append({"name": "case%03d" % index, "kopsible.kops." + module: options, "ignore_errors": True})
     emulator.warm()
-    before, store = emulator.snapshot(), bucket_state(emulator)
+    # The bucket is read before each snapshot: moto's ListObjectVersions builds view objects of delete markers
+    # and keys (is_latest set) that the snapshot lists; read first, they are in both snapshots alike.
+    store = bucket_state(emulator)
+    before = emulator.snapshot()
     run = run_playbook(tasks, emulator=emulator, kops=kops)
+    after_store = bucket_state(emulator)
     after = emulator.snapshot()
     base_result = run.result("base")
     assert not base_result.get("failed"), ("the valid base must pass", base_result.get("msg"))
@@ -112,7 +116,7 @@ def run_matrix(emulator, module, base, cases, kops=None):
     assert not bad, json.dumps(bad, indent=1, default=repr)
     assert "Traceback" not in run.stdout + run.stderr
     assert after == before, emulator.snapshot_diff(before, after)
-    assert bucket_state(emulator) == store
+    assert after_store == store
 
 
 @pytest.fixture(scope="module")

@@ -1,8 +1,9 @@
 """No secret reaches the output: route53_subdomain, kops_cluster and rolling_update run with ``-vvv`` and
 with an AWS access key, secret key and session token given both as module options and in the
 environment, a kubeconfig path whose file holds recognisable content, and a private key given by
-mistake as ``ssh_public_key``. The full stdout+stderr of ansible-playbook and every result are searched
-for the secret keys, the session tokens, the kubeconfig content and the private key material.
+mistake as ``ssh_public_key``; kops_cluster and rolling_update get the kubeconfig path. The full
+stdout+stderr of ansible-playbook and every result are searched for the secret keys, the session
+tokens, the kubeconfig content and the private key material.
 
 The kops modules run the real kops (.cache/bin/kops) without the local DNS: a cluster that does not
 exist (delete, rolling update) and the check-mode create of a gossip cluster need no DNS lookup.
@@ -59,8 +60,9 @@ def test_no_secret_in_verbose_output(emulator, tmp_path):
         task("preview_env", "kops_cluster", dict(kops, name=GOSSIP, ssh_public_key=public, kubeconfig=kubeconfig, **create),
              secrets=False, check_mode=True),
         task("private_key", "kops_cluster", dict(kops, name=GOSSIP, ssh_public_key=key, kubeconfig=kubeconfig, **create)),
-        task("roll_options", "rolling_update", dict(kops, cluster="gone.k8s.local", cloudonly=True)),
-        task("roll_env", "rolling_update", dict(kops, cluster="gone.k8s.local", cloudonly=True), secrets=False),
+        task("roll_options", "rolling_update", dict(kops, cluster="gone.k8s.local", cloudonly=True, kubeconfig=kubeconfig)),
+        task("roll_env", "rolling_update", dict(kops, cluster="gone.k8s.local", cloudonly=True, kubeconfig=kubeconfig),
+             secrets=False),
     ]
     run = run_playbook(tasks, emulator=emulator, verbosity=3, module_defaults=False, env=ENV_SECRETS)
 
