@@ -1,4 +1,4 @@
-"""Every module and role renders with ansible-doc, without errors or warnings."""
+"""Every module, role and inventory plugin renders with ansible-doc, without errors or warnings."""
 import glob
 import os
 import subprocess
@@ -32,3 +32,15 @@ def test_role_doc_renders(role):
     proc = ansible_doc("role", role)
     assert proc.returncode == 0, proc.stderr
     assert "ERROR" not in proc.stderr and "WARNING" not in proc.stderr, proc.stderr
+
+
+INVENTORY = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(ROOT, "plugins", "inventory", "*.py")))
+
+
+@pytest.mark.parametrize("plugin", INVENTORY)
+def test_inventory_doc_renders(plugin):
+    proc = ansible_doc("inventory", plugin)
+    assert proc.returncode == 0, proc.stderr
+    assert "ERROR" not in proc.stderr and "WARNING" not in proc.stderr, proc.stderr
+    for section in ("OPTIONS", "EXAMPLES"):
+        assert section in proc.stdout
