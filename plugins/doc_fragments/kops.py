@@ -35,7 +35,7 @@ options:
   lock_timeout:
     description:
       - Seconds to wait for the cluster's state-store lock while another run holds it, then fail naming the
-        holder. The lock is an object C(<cluster>/kopsible-lock.json) in the state store, created with a
+        holder. The lock is an object C(.kopsible-locks/<cluster>.json) in the state store, created with a
         conditional put (C(If-None-Match)); check mode takes no lock.
     type: int
     default: 600

@@ -5,11 +5,12 @@ per-cluster lock so that two runs cannot write one cluster's spec at the same ti
 
 kops itself takes no lock on the state store (pkg/client/simple/vfsclientset writes objects with plain
 PUTs), so two pipelines that run ``kops replace`` / ``kops update cluster --yes`` on one cluster at once
-can interleave. The lock is an S3 object, ``<store path>/<cluster>/kopsible-lock.json``, created with a
+can interleave. The lock is an S3 object, ``<store path>/.kopsible-locks/<cluster>.json``, created with a
 conditional PUT (``If-None-Match: *``): S3 accepts it only when the object does not exist, atomically.
-kops ignores the object (it only reads ``<cluster>/config`` and the directories it knows,
-vfsclientset/cluster.go ``listNames``), and ``kops delete cluster`` removes it with the rest of the
-cluster's objects.
+It lives outside the cluster's folder: ``kops delete cluster`` refuses to delete a cluster whose folder
+holds a file it does not know ("refusing to delete: unknown file found",
+pkg/client/simple/vfsclientset/clientset.go ``DeleteAllClusterState``), and kops lists clusters by their
+``<name>/config`` objects only (vfsclientset/cluster.go ``listNames``), so the folder is not a cluster to it.
 
 Only ``s3://`` stores are covered; ``file://`` stores (tests, one machine) are not locked.
 """
@@ -26,7 +27,7 @@ except ImportError:  # pragma: no cover - AnsibleAWSModule reports missing botoc
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_preview
 
-LOCK_NAME = "kopsible-lock.json"
+LOCK_FOLDER = ".kopsible-locks"
 BUSY_CODES = ("PreconditionFailed", "ConditionalRequestConflict", "412", "409")
 
 
@@ -118,7 +119,7 @@ class ClusterLock(object):
     def __init__(self, s3, state_store, cluster, owner, sleep=2.0):
         self.s3, self.cluster, self.owner, self.sleep = s3, cluster, owner, sleep
         self.bucket, _ = split_store(state_store)
-        self.key = store_key(state_store, cluster, LOCK_NAME)
+        self.key = store_key(state_store, LOCK_FOLDER, cluster + ".json")
         self.url = "s3://%s/%s" % (self.bucket, self.key)
         self.token = uuid.uuid4().hex
         self.held = False

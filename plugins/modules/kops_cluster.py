@@ -323,9 +323,8 @@ import tempfile
 import yaml
 
 from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
-from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rules, kops_spec, route53
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
     ClusterOps, cluster_facts, check_version_change)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
@@ -599,7 +598,7 @@ def main():
     runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"])
     guard = StoreGuard(module, state_store, name)
     ops = ClusterOps(runner, state_store, versions=versions_reader(module, state_store), before_write=guard.take_lock,
-                     route53=lambda: module.client("route53", retry_decorator=AWSRetry.jittered_backoff()))
+                     route53=lambda: module.client("route53", retry_decorator=route53.retry_decorator()))
     with guard:
         try:
             result = ensure_present(module, ops, name, params) if params["state"] == "present" else ensure_absent(module, ops, name, params)
