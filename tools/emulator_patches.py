@@ -280,3 +280,46 @@ def auto_scaling_group_keeps_max_instance_lifetime():
             return response
 
         setattr(AutoScalingResponse, action, wrapper)
+
+
+@patch
+def user_service_specific_credentials_can_be_listed():
+    """iam:ListServiceSpecificCredentials.
+
+    moto: NotImplementedError -> HTTP 500. amazon.aws.iam_user (state=absent) lists them before it
+    deletes a user, so removing any user fails.
+    AWS: the user's service-specific credentials (none unless created); NoSuchEntity for an unknown user.
+    """
+    from moto.core.responses import ActionResult
+    from moto.iam.responses import IamResponse
+
+    def list_service_specific_credentials(self):
+        user_name = self._get_param("UserName")
+        if user_name:
+            self.backend.get_user(user_name)
+        return ActionResult({"ServiceSpecificCredentials": []})
+
+    IamResponse.list_service_specific_credentials = list_service_specific_credentials
+
+
+@patch
+def deleted_iam_user_does_not_break_the_state_dump():
+    """GET /moto-api/data.json after iam:DeleteUser (the emulator's own state dump, not an AWS call).
+
+    moto keeps every model instance it ever made in its dump; a deleted User's ``group_list``
+    property then asks the backend for a user that no longer exists and raises NoSuchEntity, so
+    the dump (Emulator.snapshot) answers HTTP 500 for the rest of the session. A deleted user
+    belongs to no group.
+    """
+    from moto.iam.exceptions import NoSuchEntity
+    from moto.iam.models import User
+
+    original = User.group_list.fget
+
+    def group_list(self):
+        try:
+            return original(self)
+        except NoSuchEntity:
+            return []
+
+    User.group_list = property(group_list)

@@ -124,3 +124,17 @@ def test_auto_scaling_group_keeps_max_instance_lifetime(emulator):
     group_with_template(emulator, subnets, size=1)
     asg.update_auto_scaling_group(AutoScalingGroupName="g", MaxInstanceLifetime=172800)
     assert asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["MaxInstanceLifetime"] == 172800
+
+
+def test_iam_user_with_no_service_credentials_can_be_deleted_and_state_dumped(emulator):
+    iam = emulator.client("iam")
+    iam.create_group(GroupName="ops")
+    iam.create_user(UserName="kops")
+    iam.add_user_to_group(GroupName="ops", UserName="kops")
+    assert iam.list_service_specific_credentials(UserName="kops")["ServiceSpecificCredentials"] == []
+    with pytest.raises(botocore.exceptions.ClientError) as error:
+        iam.list_service_specific_credentials(UserName="nobody")
+    assert error.value.response["Error"]["Code"] == "NoSuchEntity"
+    iam.remove_user_from_group(GroupName="ops", UserName="kops")
+    iam.delete_user(UserName="kops")
+    assert emulator.snapshot()  # the state dump still answers after the deletion
