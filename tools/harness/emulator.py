@@ -16,10 +16,14 @@ REGION = "us-east-1"
 
 
 def _canonical_items(items):
-    """Sorted JSON strings of ``items``: the first item per ``id``, identical id-less items once."""
+    """Sorted JSON strings of ``items``: the first item per ``id`` (or ``version_id``), identical id-less items once."""
     seen, kept = set(), set()
     for item in items:
-        key = item.get("id") if isinstance(item, dict) and isinstance(item.get("id"), str) else None
+        key = None
+        if isinstance(item, dict):
+            # moto's dump lists every instance it made: a view object (a listed S3 delete marker, say) appears
+            # once per listing with its id (``id``, or ``version_id`` for S3 object versions)
+            key = next((item[k] for k in ("id", "version_id") if isinstance(item.get(k), str)), None)
         if key is not None:
             if key in seen:
                 continue
