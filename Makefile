@@ -45,5 +45,9 @@ test-unit: venv collection
 test-integration: setup
 	$(PY) -m pytest tests/integration
 
+# Benchmarks (not part of `make test`): writes docs/benchmarks.md and out/bench.json.
+bench: setup
+	$(PY) bench/run.py $(BENCH_ARGS)
+
 clean:
 	rm -rf .cache/collections .pytest_cache out
