@@ -1,0 +1,63 @@
+"""Interrupted runs with the real kops against the emulator: kops killed mid-`update cluster --yes` and
+mid-`delete cluster --yes` (kops_timeout), then the same task re-run converges to the end state of an
+uninterrupted run (compared by the names and sizes of what exists in the cloud and in Route53)."""
+import pytest
+
+from conftest import CLUSTER
+
+pytestmark = pytest.mark.kops
+
+
+def cloud_summary(world):
+    """What a cluster is made of, by name (ids differ between runs): ASGs with sizes, launch templates,
+    VPCs/subnets/security groups by their Name tag, IAM roles, Route53 records of the cluster."""
+    emu = world.emulator
+    ec2, iam = emu.client("ec2"), emu.client("iam")
+
+    def names(items):
+        return sorted(next((t["Value"] for t in i.get("Tags", []) if t["Key"] == "Name"), "?") for i in items)
+
+    return {
+        "groups": {n: (g["min"], g["max"]) for n, g in world.groups().items()},
+        "launch_templates": sorted(t["LaunchTemplateName"] for t in ec2.describe_launch_templates()["LaunchTemplates"]),
+        "vpcs": names(v for v in ec2.describe_vpcs()["Vpcs"] if not v.get("IsDefault")),
+        "subnets": names(s for s in ec2.describe_subnets()["Subnets"] if not s.get("DefaultForAz")),
+        "security_groups": sorted(g["GroupName"] for g in ec2.describe_security_groups()["SecurityGroups"] if g["GroupName"] != "default"),
+        "roles": sorted(r["RoleName"] for r in iam.list_roles()["Roles"] if r["RoleName"].endswith(CLUSTER)),
+        "records": sorted(world.records()),
+    }
+
+
+def test_killed_update_and_delete_converge_on_rerun(kops_world, kplay):
+    create = {"name": "c", "kopsible.kops.kops_cluster": kops_world.cluster_options(), "ignore_errors": True}
+    apply = {"name": "a", "kopsible.kops.kops_cluster": {"name": CLUSTER, "apply": True}, "ignore_errors": True}
+    delete = {"name": "d", "kopsible.kops.kops_cluster": {"name": CLUSTER, "state": "absent"}, "ignore_errors": True}
+
+    # the uninterrupted run: its end states are the reference
+    assert not kplay([create, apply]).result("a").get("failed")
+    applied = cloud_summary(kops_world)
+    assert len(applied["groups"]) == 6 and applied["vpcs"] == [CLUSTER]  # 3 control-plane + 3 per-zone node groups
+    assert not kplay([delete]).result("d").get("failed")
+    deleted = cloud_summary(kops_world)
+    assert deleted["groups"] == {} and deleted["vpcs"] == []
+
+    # kops killed during `update cluster --yes`, then the same task again
+    assert not kplay([create]).result("c").get("failed")
+    cut = kplay([dict(apply, **{"kopsible.kops.kops_cluster": {"name": CLUSTER, "apply": True, "kops_timeout": 3}})]).result("a")
+    assert cut.get("failed") and "did not finish within 3s" in cut["msg"], cut.get("msg")
+    assert [c["argv"][1:3] for c in cut["kops_invocations"]][-1] == ["update", "cluster"]
+    partial = cloud_summary(kops_world)
+    rerun = kplay([apply]).result("a")
+    assert not rerun.get("failed"), rerun.get("msg")
+    assert cloud_summary(kops_world) == applied, ("interrupted state was", partial)
+    again = kplay([apply]).result("a")
+    assert again["changed"] is False and again["plan"]["changed"] is False
+
+    # kops killed during `delete cluster --yes`, then the same task again
+    cut = kplay([dict(delete, **{"kopsible.kops.kops_cluster": {"name": CLUSTER, "state": "absent", "kops_timeout": 1}})]).result("d")
+    if cut.get("failed"):
+        assert "did not finish within 1s" in cut["msg"], cut.get("msg")
+    rerun = kplay([delete]).result("d")
+    assert not rerun.get("failed"), rerun.get("msg")
+    assert cloud_summary(kops_world) == deleted
+    assert kops_world.store() == {} or not [k for k in kops_world.store() if k.startswith(CLUSTER + "/")]
