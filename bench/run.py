@@ -383,6 +383,7 @@ def overhead_row(operation, module_side, raw_side, module_runs, raw_runs):
             "module_kops_calls": median([m["kops_calls"] for m in module_runs]),
             "module_kops_argv": [" ".join(c["argv"][1:4]) for c in (module_runs[-1]["kops_invocations"] or [])],
             "module_kops_seconds": median([sum(c["seconds"] for c in m["kops_invocations"] or []) for m in module_runs]),
+            "module_kops_each": [[" ".join(c["argv"][1:4]), c["seconds"]] for c in module_runs[-1]["kops_invocations"] or []],
             "module_aws": median([m["aws"]["total"] for m in module_runs]),
             "raw_aws": median([r["aws"]["total"] for r in raw_runs]), "target": 1.15,
             "module_runs_s": [m["seconds"] for m in module_runs], "raw_runs_s": [r["seconds"] for r in raw_runs]}
@@ -606,14 +607,14 @@ def render(data):
               "- Kops clusters are gossip clusters (`*.k8s.local`, no DNS server needed): 1 control plane in "
               "us-east-1a, workers in us-east-1a/b, instances `t3.medium`, Kubernetes %s, channel `none`, "
               "run on the emulator with the offline settings of docs/emulator.md." % K8S_FROM, ""]
-    if "noop" in data:
-        lines += render_noop(data["noop"])
-    if "overhead" in data:
-        lines += render_overhead(data["overhead"])
-    if "lifecycle" in data:
-        lines += render_lifecycle(data["lifecycle"], data)
-    if "inventory" in data:
-        lines += render_inventory(data["inventory"])
+    for name, title, func in (("noop", "1. No-op cost per module", render_noop),
+                              ("overhead", "2. Overhead over raw kops", render_overhead),
+                              ("lifecycle", "3. Lifecycle", lambda d: render_lifecycle(d, data)),
+                              ("inventory", "4. Fleet inventory", render_inventory)):
+        if name in data and "error" in data[name]:
+            lines += ["## " + title, "", "This section failed in this run:", "", "```", data[name]["error"], "```", ""]
+        elif name in data:
+            lines += func(data[name])
     lines += data.get("notes_md", [])
     return "\n".join(lines) + "\n"
 
@@ -652,8 +653,10 @@ def render_overhead(overhead):
             r["raw_range"], fmt(r["ratio"], 2), fmt(r["task_ratio"], 2), r["target"], ok(r["ratio"] <= r["target"])))
     lines += [""]
     for r in overhead["rows"]:
+        each = r.get("module_kops_each") or [[a, None] for a in r["module_kops_argv"]]
         lines.append("- %s: the module ran %s kops commands (%s), %s s of kops in total; AWS requests module %s, raw %s." % (
-            r["operation"], fmt(r["module_kops_calls"], 0), "; ".join("`kops %s`" % a for a in r["module_kops_argv"]),
+            r["operation"], fmt(r["module_kops_calls"], 0),
+            "; ".join("`kops %s`%s" % (a, "" if t is None else " %.1f s" % t) for a, t in each),
             fmt(r["module_kops_seconds"]), fmt(r["module_aws"], 0), fmt(r["raw_aws"], 0)))
     return lines + [""]
 
@@ -661,7 +664,13 @@ def render_overhead(overhead):
 def render_lifecycle(lifecycle, data):
     lines = ["## 3. Lifecycle", "",
              "The kOps guide's steps through the playbooks vs the same steps as a shell script of aws and kops "
-             "commands (`bench/raw_lifecycle.sh`, aws CLI v1 for S3 and Route53), against the same emulator.", "",
+             "commands (`bench/raw_lifecycle.sh`, aws CLI v1 for S3 and Route53), against the same emulator. "
+             "Gossip row: playbooks create_cluster, scale_cluster, upgrade_cluster and delete_cluster (the roles "
+             "state_store, cluster, instancegroups, upgrade) vs the script's `aws s3api` x4, `kops create cluster`, "
+             "`kops update cluster --yes`, `kops edit ig` + update, `kops edit cluster` + update + "
+             "`kops rolling-update cluster --cloudonly --yes`, `kops delete cluster --yes`; 1 control plane, workers "
+             "in us-east-1a/b/c (1/1/0), scale nodes-us-east-1c 0 -> 1, Kubernetes %s -> %s. The playbooks also "
+             "preview the upgrade (check-mode plan, PodDisruptionBudget listing) before applying it." % (K8S_FROM, K8S_TO), "",
              "| lifecycle | playbooks wall s (range) | script wall s (range) | ratio | kops calls (playbooks) | AWS requests playbooks (kops) | AWS requests script (kops) |",
              "|---|---|---|---|---|---|---|"]
     for r in lifecycle["rows"]:
@@ -727,6 +736,15 @@ def loadavg():
         return "?"
 
 
+def guarded(data, name, func, *args):
+    """``data[name] = func(*args)``; a failure is recorded as ``{'error': message}`` and the run goes on."""
+    try:
+        data[name] = func(*args)
+    except Exception as exc:  # a failed section must not lose the others' figures
+        log("section %s failed: %s" % (name, exc))
+        data[name] = {"error": str(exc)[-1500:]}
+
+
 def _terminate(signum, frame):
     raise SystemExit("bench: terminated")
 
@@ -741,7 +759,16 @@ def main(argv=None):
     parser.add_argument("--with-dns", action="store_true", help="also the lifecycle with Route53 delegation (binds 127.0.0.1:53)")
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     parser.add_argument("--json", default=os.path.join(ROOT, "out", "bench.json"))
+    parser.add_argument("--render-only", action="store_true",
+                        help="measure nothing: rewrite --out from --json (e.g. after editing bench/README.md's findings)")
     args = parser.parse_args(argv)
+    if args.render_only:
+        with open(args.json) as handle:
+            data = json.load(handle)
+        data["notes_md"] = findings()
+        with open(args.out, "w") as handle:
+            handle.write(render(data))
+        return 0
     signal.signal(signal.SIGTERM, _terminate)  # stop the emulator and the proxy on kill, too
     sections = args.sections.split(",")
     os.environ["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(ROOT, ".cache", "collections")
@@ -756,15 +783,15 @@ def main(argv=None):
                 bench.start()
                 log("emulator %s, counting proxy %s" % (bench.emulator.url, bench.proxy.url))
             if "noop" in sections or "overhead" in sections:
-                data["noop"] = section_noop(bench, args.runs)  # also creates the cluster section 2 scales
-            if "overhead" in sections:
-                data["overhead"] = section_overhead(bench, args.runs)
+                guarded(data, "noop", section_noop, bench, args.runs)  # also creates the cluster section 2 scales
+            if "overhead" in sections and "error" not in data.get("noop", {}):
+                guarded(data, "overhead", section_overhead, bench, args.runs)
             if "lifecycle" in sections:
-                data["lifecycle"] = section_lifecycle(bench, args.lifecycle_runs)
+                guarded(data, "lifecycle", section_lifecycle, bench, args.lifecycle_runs)
         finally:
             bench.stop()
     if "inventory" in sections:
-        data["inventory"] = section_inventory(args)
+        guarded(data, "inventory", section_inventory, args)
     data["total_seconds"] = round(time.perf_counter() - start, 1)
     data["load_end"] = loadavg()
     data["notes_md"] = findings()
