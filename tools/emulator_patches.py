@@ -184,9 +184,10 @@ def imported_ed25519_key_fingerprint_is_openssh_sha256():
     """ec2:ImportKeyPair / DescribeKeyPairs, KeyFingerprint of an imported ED25519 key.
 
     moto: colon-separated hex SHA-256 of the DER SubjectPublicKeyInfo.
-    AWS: "the base64-encoded SHA-256 digest, which is the default for OpenSSH" (KeyPairInfo docs),
-    i.e. ``SHA256:`` + unpadded base64 of the SHA-256 of the key blob, which kops computes
-    (pkg/pki/sshkey.go ComputeAWSKeyFingerprint); otherwise every update plans an SSHKey change.
+    AWS: "the base64-encoded SHA-256 digest, which is the default for OpenSSH" (KeyPairInfo docs): the
+    padded base64 of the SHA-256 of the key blob, without a prefix. kops trims the ``=`` and adds
+    ``SHA256:`` itself (upup/pkg/fi/cloudup/awstasks/sshkey.go ``Find``) to compare it with ssh-keygen's
+    form (pkg/pki/sshkey.go); any other value makes every update plan an SSHKey change.
     """
     from moto.ec2.models.key_pairs import KeyPairBackend
 
@@ -197,7 +198,7 @@ def imported_ed25519_key_fingerprint_is_openssh_sha256():
         if keypair.key_type == "ed25519":
             material = public_key_material.decode() if isinstance(public_key_material, bytes) else public_key_material
             blob = base64.b64decode(material.split()[1])
-            keypair.key_fingerprint = "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+            keypair.key_fingerprint = base64.b64encode(hashlib.sha256(blob).digest()).decode()
         return keypair
 
     KeyPairBackend.import_key_pair = import_key_pair
