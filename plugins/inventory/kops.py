@@ -29,7 +29,7 @@ description:
     YAML) fails the whole source with an error naming the store.
   - Uses a YAML configuration file whose name ends with C(kops.yml) or C(kops.yaml).
 author:
-  - kopsible maintainers
+  - kopsible maintainers (!UNKNOWN)
 options:
   plugin:
     description: Marks the file as this plugin's configuration.

@@ -33,7 +33,7 @@ def split_server(entry, default_port=53):
     entry = entry.strip()
     host, port = entry, default_port
     if entry.startswith("["):
-        host, _, rest = entry[1:].partition("]")
+        host, dummy, rest = entry[1:].partition("]")
         if rest.startswith(":"):
             port = rest[1:]
     elif entry.count(":") == 1:

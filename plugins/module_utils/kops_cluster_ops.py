@@ -6,10 +6,12 @@
 :class:`~kops_runner.KopsError` when kops fails (except a missing cluster, which is ``None``).
 """
 import hashlib
-import json
 import os
 
-import yaml
+try:
+    import yaml
+except ImportError:  # reported by every kops module through missing_required_lib (kops_common.state_store_of)
+    yaml = None
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
@@ -249,7 +251,7 @@ def _file_hash(path):
 
 def _tree_files(root):
     found = []
-    for base, _, files in os.walk(root or ""):
+    for base, dummy, files in os.walk(root or ""):
         for name in files:
             found.append(os.path.relpath(os.path.join(base, name), root))
     return found

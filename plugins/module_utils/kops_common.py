@@ -4,6 +4,10 @@
 import os
 import re
 
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import HAS_YAML
+
 
 def kops_argument_spec():
     """The argument spec of the ``kopsible.kops.kops`` doc fragment (dict, a fresh copy each call)."""
@@ -20,11 +24,14 @@ def kops_argument_spec():
 
 def state_store_of(module):
     """The state store URL from ``state_store`` or ``KOPS_STATE_STORE``; fails the module when there is none
-    or it is not an ``s3://``/``file://`` URL."""
+    or it is not an ``s3://``/``file://`` URL, and when PyYAML (which every kops module needs to read and
+    write kops objects) is missing on the host that runs the module."""
+    if not HAS_YAML:
+        module.fail_json(msg=missing_required_lib("PyYAML"))
     store = module.params.get("state_store") or os.environ.get("KOPS_STATE_STORE")
     if not store:
         module.fail_json(msg="state_store: required (or set KOPS_STATE_STORE), e.g. s3://my-kops-state")
-    scheme, _, rest = store.strip().partition("://")
+    scheme, dummy, rest = store.strip().partition("://")
     if scheme not in ("s3", "file") or not rest.strip("/") or store != store.strip():
         module.fail_json(msg="state_store: %r must be an s3://BUCKET[/PATH] (or file://PATH) URL" % store)
     if module.params.get("kops_timeout", 1) < 1:

@@ -8,7 +8,12 @@ Fixtures captured from the real binary live in tests/unit/fixtures/kops-1.36.2/.
 import json
 import re
 
-import yaml
+try:
+    import yaml
+except ImportError:  # reported by every kops module through missing_required_lib (kops_common.state_store_of)
+    yaml = None
+
+HAS_YAML = yaml is not None
 
 _PLAN_SECTIONS = (
     ("Will create resources:", "create"),
@@ -56,7 +61,7 @@ def parse_update_plan(stdout):
             continue
         if raw.startswith("  ") and not raw.startswith("  \t"):
             resource = raw.strip()
-            rtype, _, name = resource.partition("/")
+            rtype, dummy, name = resource.partition("/")
             current = {"resource": resource, "type": rtype, "name": name}
             current["fields" if section == "create" else "changes"] = {}
             plan[section].append(current)

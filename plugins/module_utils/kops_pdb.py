@@ -166,7 +166,7 @@ def default_context(kubeconfig, cluster):
     if not kubeconfig or not HAS_KUBERNETES:
         return None
     try:
-        contexts, _ = k8s_config.list_kube_config_contexts(config_file=kubeconfig)
+        contexts, dummy = k8s_config.list_kube_config_contexts(config_file=kubeconfig)
     except Exception:  # unreadable or empty file: check() reports it when it tries to connect
         return None
     return cluster if any(c.get("name") == cluster for c in contexts or []) else None

@@ -13,16 +13,19 @@ import os
 import shutil
 import tempfile
 
-import yaml
+try:
+    import yaml
+except ImportError:  # reported by every kops module through missing_required_lib (kops_common.state_store_of)
+    yaml = None
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output
 
 
 def split_store(state_store):
     """``s3://bucket/path`` -> ``('s3', 'bucket', 'path')``; ``file:///dir`` -> ``('file', '', '/dir')``."""
-    scheme, _, rest = state_store.partition("://")
+    scheme, dummy, rest = state_store.partition("://")
     if scheme == "s3":
-        bucket, _, prefix = rest.partition("/")
+        bucket, dummy, prefix = rest.partition("/")
         return "s3", bucket, prefix.strip("/")
     return scheme, "", rest
 
@@ -30,10 +33,13 @@ def split_store(state_store):
 def _copy_specs(s3_client, state_store, cluster, target):
     scheme, bucket, prefix = split_store(state_store)
     base = "%s/%s/" % (prefix, cluster) if prefix else "%s/" % cluster
-    wanted = lambda rel: rel == "config" or rel.startswith("instancegroup/")  # noqa: E731
+
+    def wanted(rel):
+        return rel == "config" or rel.startswith("instancegroup/")
+
     if scheme == "file":
         source = os.path.join(prefix, cluster)
-        for root, _, files in os.walk(source):
+        for root, dummy, files in os.walk(source):
             for name in files:
                 rel = os.path.relpath(os.path.join(root, name), source)
                 if wanted(rel):

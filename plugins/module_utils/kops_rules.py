@@ -167,7 +167,7 @@ def duration_seconds(value, field):
         return 0.0
     if not _DURATION_RE.fullmatch(text):
         raise RuleError("%s: %r is not a duration such as 24h, 90m or 30s" % (field, value))
-    return sum(float(n) * _DURATION_UNITS[u] for n, _, u in re.findall(r"(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)", text))
+    return sum(float(n) * _DURATION_UNITS[u] for n, dummy, u in re.findall(r"(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)", text))
 
 
 def control_plane_count(count, control_plane_zones):

@@ -215,7 +215,7 @@ def apply_upgrade_actions(cluster, groups, actions):
     cluster = strip_server_fields(cluster)
     changed = {}
     for action in actions:
-        kind, _, name = action["item"].partition("/")
+        kind, dummy, name = action["item"].partition("/")
         path = UPGRADE_PATHS.get((kind, action["property"]))
         if path is None:
             raise ValueError("unknown kops upgrade action %s %s" % (action["item"], action["property"]))

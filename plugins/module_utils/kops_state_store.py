@@ -48,7 +48,7 @@ def split_store(state_store):
 
 def store_key(state_store, *parts):
     """The S3 key of ``parts`` under the store's path, e.g. ``store_key('s3://b/p', 'c', 'config') == 'p/c/config'``."""
-    _, path = split_store(state_store)
+    dummy, path = split_store(state_store)
     return "/".join([p for p in [path] + list(parts) if p])
 
 
@@ -58,7 +58,7 @@ def versioning_warning(s3, state_store):
     kOps' guide asks for a versioned bucket (docs/getting_started/aws.md, "Cluster State storage"):
     without it a bad ``kops replace`` cannot be rolled back. One GetBucketVersioning call.
     """
-    bucket, _ = split_store(state_store)
+    bucket, dummy = split_store(state_store)
     if not bucket:
         return None
     status = s3.get_bucket_versioning(Bucket=bucket).get("Status")
@@ -75,7 +75,7 @@ def object_versions(s3, state_store, keys):
     ``None`` when the object does not exist; ``'null'`` when the bucket was never versioned. Restore a
     version with ``aws s3api copy-object --copy-source BUCKET/KEY?versionId=ID --bucket BUCKET --key KEY``.
     """
-    bucket, _ = split_store(state_store)
+    bucket, dummy = split_store(state_store)
     found = {}
     for key in keys:
         try:
@@ -91,7 +91,7 @@ def object_versions(s3, state_store, keys):
 def spec_fingerprint(s3, state_store, cluster):
     """``{key: etag}`` of the cluster's spec objects (``<cluster>/config`` and ``<cluster>/instancegroup/*``),
     to tell whether another run wrote them. One ListObjectsV2 call per 1000 objects."""
-    bucket, _ = split_store(state_store)
+    bucket, dummy = split_store(state_store)
     prefix = store_key(state_store, cluster) + "/"
     found = {}
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
@@ -118,7 +118,7 @@ class ClusterLock(object):
 
     def __init__(self, s3, state_store, cluster, owner, sleep=2.0):
         self.s3, self.cluster, self.owner, self.sleep = s3, cluster, owner, sleep
-        self.bucket, _ = split_store(state_store)
+        self.bucket, dummy = split_store(state_store)
         self.key = store_key(state_store, LOCK_FOLDER, cluster + ".json")
         self.url = "s3://%s/%s" % (self.bucket, self.key)
         self.token = uuid.uuid4().hex

@@ -28,17 +28,22 @@ import queue
 import re
 from concurrent.futures import ThreadPoolExecutor
 
-import yaml
+try:
+    import yaml
+except ImportError:  # reported by every kops module through missing_required_lib (kops_common.state_store_of)
+    yaml = None
 
 try:
     from botocore.exceptions import BotoCoreError, ClientError
 except ImportError:  # reported by the caller (amazon.aws' SDK check)
-    BotoCoreError = ClientError = Exception
+    class BotoCoreError(Exception):
+        """Stand-in while botocore is missing (two classes: each except clause below catches its own)."""
 
-try:
-    _Loader = yaml.CSafeLoader
-except AttributeError:  # PyYAML without libyaml
-    _Loader = yaml.SafeLoader
+    class ClientError(Exception):
+        """Stand-in while botocore is missing."""
+
+# libyaml's loader when PyYAML has it (faster), else the pure-Python one.
+_Loader = getattr(yaml, "CSafeLoader", None) or getattr(yaml, "SafeLoader", None)
 
 CLUSTER_CONFIG = "config"
 INSTANCE_GROUP_DIR = "instancegroup/"
@@ -62,7 +67,7 @@ def parse_store_url(url):
     """
     text = (url or "").strip()
     scheme, sep, rest = text.partition("://")
-    bucket, _, prefix = rest.partition("/")
+    bucket, dummy, prefix = rest.partition("/")
     if not sep or scheme.lower() != "s3" or not bucket:
         raise StoreError(url, "must be an s3://BUCKET[/PREFIX] URL")
     prefix = prefix.strip("/")

@@ -23,7 +23,7 @@ description:
     (a kops dry run against a temporary copy of the specs; the state store is only read).
   - Every option is checked before kops runs; a broken rule fails naming the option.
 author:
-  - kopsible maintainers
+  - kopsible maintainers (!UNKNOWN)
 options:
   name:
     description:
@@ -249,7 +249,7 @@ cluster:
     zones: {description: Zones of the cluster subnets., type: list, elements: str}
     control_plane_zones: {description: Zones of the etcd members (the control plane)., type: list, elements: str}
     cloud_labels: {description: Cloud labels., type: dict}
-    topology: {description: Subnet types (Public, Private, Utility)., type: list, elements: str}
+    topology: {description: "Subnet types (Public, Private, Utility).", type: list, elements: str}
 spec:
   description: The Cluster spec after the run (what kops would create, in check mode).
   returned: when state=present
@@ -319,8 +319,6 @@ state_store_safety:
 
 import os
 import tempfile
-
-import yaml
 
 from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
 

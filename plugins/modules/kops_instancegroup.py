@@ -18,7 +18,7 @@ description:
   - Check mode writes nothing; with O(apply=true) it still shows the exact cloud plan of the change,
     computed from a temporary copy of the specs (the state store is only read).
 author:
-  - kopsible maintainers
+  - kopsible maintainers (!UNKNOWN)
 options:
   cluster:
     description: Name of the cluster.
@@ -44,8 +44,8 @@ options:
     default: false
   min_size: {description: Minimum size of the Auto Scaling group., type: int}
   max_size: {description: Maximum size (at least O(min_size))., type: int}
-  machine_type: {description: Instance type, e.g. C(t3.medium)., type: str}
-  image: {description: Machine image (C(ami-...), C(owner/name) or C(ssm:...))., type: str}
+  machine_type: {description: "Instance type, e.g. C(t3.medium).", type: str}
+  image: {description: "Machine image (C(ami-...), C(owner/name) or C(ssm:...)).", type: str}
   subnets: {description: Subnets of the cluster spec to run in (names such as C(us-east-1a))., type: list, elements: str}
   zones: {description: Availability zones to run in., type: list, elements: str}
   node_labels: {description: Kubernetes node labels., type: dict}
@@ -77,7 +77,9 @@ options:
     type: dict
   capacity_rebalance: {description: Capacity rebalancing for spot instances., type: bool}
   warm_pool:
-    description: "Warm pool (Node/APIServer groups, not with spot): C(min_size), C(max_size), C(enable_lifecycle_hook), C(lifecycle_hook_timeout), C(additional_images)."
+    description: >-
+      Warm pool (Node/APIServer groups, not with spot): C(min_size), C(max_size), C(enable_lifecycle_hook),
+      C(lifecycle_hook_timeout), C(additional_images).
     type: dict
   max_instance_lifetime: {description: "Replace instances older than this, a duration of at least C(24h) (or C(0) for never).", type: str}
   root_volume:

@@ -14,7 +14,7 @@ description:
   - Re-running after an interruption rolls only what still needs it; with nothing to do the result is
     C(changed=false). Check mode lists what would roll and rolls nothing.
 author:
-  - kopsible maintainers
+  - kopsible maintainers (!UNKNOWN)
 options:
   cluster: {description: Name of the cluster., type: str, required: true}
   instance_groups: {description: Only these instance groups (C(--instance-group))., type: list, elements: str}
@@ -27,7 +27,7 @@ options:
     type: bool
     default: false
   force: {description: Roll even groups that need no update (C(--force))., type: bool, default: false}
-  validation_timeout: {description: C(--validation-timeout), a duration such as C(15m)., type: str}
+  validation_timeout: {description: "C(--validation-timeout), a duration such as C(15m).", type: str}
   validate_count: {description: C(--validate-count)., type: int}
   drain_timeout: {description: C(--drain-timeout)., type: str}
   control_plane_interval: {description: C(--control-plane-interval)., type: str}
@@ -190,7 +190,7 @@ def main():
         cluster = kops_rules.cluster_name(params["cluster"], "cluster")
         for index, group in enumerate(params["instance_groups"] or []):
             kops_rules.instance_group_name(group, "instance_groups[%d]" % index)
-        for option, _ in DURATION_FLAGS:  # Go durations, as kops' flags parse them
+        for option, dummy in DURATION_FLAGS:  # Go durations, as kops' flags parse them
             if params[option] is not None:
                 kops_rules.duration_seconds(params[option], option)
         rolling_update_args(cluster, params, yes=True)  # the flag rules, before anything runs

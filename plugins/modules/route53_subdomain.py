@@ -20,7 +20,7 @@ description:
   - With O(state=absent), removes the delegation from the parent and deletes the subdomain's zone
     when it holds only its NS and SOA records.
 author:
-  - kopsible maintainers
+  - kopsible maintainers (!UNKNOWN)
 options:
   name:
     description:
@@ -177,7 +177,7 @@ delegation:
     name: {description: Record name., type: str}
     type: {description: Always C(NS)., type: str}
     ttl: {description: TTL in seconds., type: int}
-    values: {description: Name servers (sorted, no trailing dot)., type: list, elements: str}
+    values: {description: "Name servers (sorted, no trailing dot).", type: list, elements: str}
 verified:
   description: Result of O(verify_dns); null when verification was not asked for or could not run (check mode with pending changes).
   returned: always
@@ -202,7 +202,6 @@ import ipaddress
 import re
 import uuid
 
-from ansible_collections.amazon.aws.plugins.module_utils.botocore import is_boto3_error_code  # noqa: F401
 from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
 
 from ansible_collections.kopsible.kops.plugins.module_utils import dns_check, kops_rules
@@ -257,7 +256,7 @@ def check_params(module):
     for field in ("nameservers", "child_nameservers"):
         for entry in params[field] or []:
             try:
-                host, _ = dns_check.split_server(entry, params["port"])
+                host, dummy = dns_check.split_server(entry, params["port"])
                 ipaddress.ip_address(host)  # the options take addresses: nothing resolves a name server's name here
             except ValueError as exc:
                 module.fail_json(msg="%s: %r must be IP, IP:PORT or [IPv6]:PORT (%s)" % (field, entry, exc))
