@@ -1,0 +1,293 @@
+"""The examples of examples/ run as a user runs them (ansible-playbook with the example's vars file), in
+check mode, against the emulator with the real kops: what check mode reports is asserted, and the
+emulator's whole state and every object version of the state-store bucket are identical before and after.
+
+None of these examples makes a DNS lookup (gossip names need none; private DNS uses only the Route53 API),
+so kops runs directly, without the local DNS server: the kops options are built here like
+tools/harness/kops_env.py ``module_options`` but with the real binary. The emulator run overrides only
+what an offline run needs: the endpoint, ``kops_binary``/``kops_env`` (KOPS_BASE_URL at the placeholder
+artifact tree, no image-digest lookups), the SSH key, channel ``none`` (the default channel is on GitHub),
+and the ids of resources that only exist once the test made them (the China VPC, subnets and image).
+"""
+import os
+
+import pytest
+import yaml
+
+from conftest import ROOT, UBUNTU_AMI
+from harness.kops_env import artifact_mirror, kops_binary
+from harness.playbook import run_playbook
+
+pytestmark = pytest.mark.kops
+
+GOSSIP_REGION = "eu-west-1"
+CHINA = "cn-north-1"
+OFFLINE_FLAGS = {"KOPS_FEATURE_FLAGS": "-ImageDigest"}  # no registry lookups (docs/emulator.md)
+
+
+def example_vars(name):
+    """The example's vars file (dict), as ``-e @examples/<name>/vars.yml`` gives it."""
+    with open(os.path.join(ROOT, "examples", name, "vars.yml")) as handle:
+        return yaml.safe_load(handle)
+
+
+def offline(emulator, ssh_public_key, kops_env=None, **overrides):
+    """Extra vars that run an example on the emulator (see the module docstring)."""
+    env = dict(OFFLINE_FLAGS, KOPS_BASE_URL=artifact_mirror()) if kops_env is None else dict(OFFLINE_FLAGS, **kops_env)
+    return dict(kops_binary=kops_binary(), kops_env=env, aws_endpoint_url=emulator.url,
+                cluster_ssh_public_key=ssh_public_key, cluster_channel="none", **overrides)
+
+
+def play(emulator, name, playbook, extra, check=False):
+    """``ansible-playbook examples/<name>/<playbook> -e @vars.yml -e @overrides [--check --diff]``."""
+    run = run_playbook(playbook=os.path.join(ROOT, "examples", name, playbook), emulator=emulator,
+                       extra_vars=dict(example_vars(name), **extra), check=check, diff=check)
+    assert run.rc == 0, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or run.stderr[-2000:]
+    return run
+
+
+def bucket_state(emulator, bucket, region):
+    """Every object version of ``bucket``: ``{(key, version id): etag}`` (a write adds a version)."""
+    s3 = emulator.client("s3", region)
+    state = {}
+    for page in s3.get_paginator("list_object_versions").paginate(Bucket=bucket):
+        for version in page.get("Versions", []) + page.get("DeleteMarkers", []):
+            state[(version["Key"], version["VersionId"])] = version.get("ETag", "delete marker")
+    return state
+
+
+def make_bucket(emulator, bucket, region):
+    """A versioned state-store bucket in ``region`` (the check-mode preview reads it; kops docs/aws-china.md)."""
+    s3 = emulator.client("s3", region)
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": region})
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+
+
+class NothingWritten:
+    """``with NothingWritten(emulator, bucket, region):`` asserts the emulator's snapshot and the bucket's
+    object versions are the same after the block as before it."""
+
+    def __init__(self, emulator, bucket, region):
+        self.emulator, self.bucket, self.region = emulator, bucket, region
+
+    def __enter__(self):
+        self.before, self.store = self.emulator.snapshot(), bucket_state(self.emulator, self.bucket, self.region)
+        return self
+
+    def __exit__(self, kind, *exc):
+        if kind is None:
+            after = self.emulator.snapshot()
+            assert after == self.before, self.emulator.snapshot_diff(self.before, after)
+            assert bucket_state(self.emulator, self.bucket, self.region) == self.store
+
+
+def subnets(spec):
+    """``{(name, type, zone)}`` of a Cluster spec's subnets."""
+    return {(s["name"], s["type"], s["zone"]) for s in spec["subnets"]}
+
+
+def kops_verbs(result):
+    """The kops commands a result ran, as ``'create cluster --dry-run'``-like strings."""
+    return [" ".join(a for a in c["argv"][1:] if a in ("get", "create", "cluster", "update", "replace", "--dry-run", "--yes"))
+            for c in result["kops_invocations"]]
+
+
+def created(plan, resource):
+    """The fields of the plan's ``create`` item ``resource`` (dict). KeyError when it is not planned."""
+    for item in plan["create"]:
+        if item["resource"] == resource:
+            return item["fields"]
+    raise KeyError("%s not in the plan's creates: %s" % (resource, [i["resource"] for i in plan["create"]]))
+
+
+def test_gossip_example_check_mode(emulator, ssh_public_key):
+    """examples/gossip: the spec and instance groups kops would create for demo.k8s.local, no DNS zone."""
+    example = example_vars("gossip")
+    bucket, name = example["state_store_bucket"], example["cluster_name"]
+    emulator.warm(GOSSIP_REGION)
+    make_bucket(emulator, bucket, GOSSIP_REGION)
+    with NothingWritten(emulator, bucket, GOSSIP_REGION):
+        run = play(emulator, "gossip", "cluster.yml", offline(emulator, ssh_public_key), check=True)
+    result = run.result("kopsible.kops.cluster : Cluster %s is present" % name)
+    spec = result["spec"]
+    assert result["changed"] is True and kops_verbs(result) == ["get cluster", "create cluster --dry-run"]
+    assert spec["cloudProvider"] == "aws" and spec["kubernetesVersion"] == "1.34.1"
+    assert "dnsZone" not in spec  # gossip: no hosted zone
+    assert spec["configBase"] == "s3://%s/%s" % (bucket, name)
+    assert subnets(spec) == {(z, "Private", z) for z in example["cluster_zones"]} | {
+        ("utility-" + z, "Utility", z) for z in example["cluster_zones"]}
+    assert spec["cloudLabels"] == {"environment": "demo"}
+    assert [m["instanceGroup"] for m in spec["etcdClusters"][0]["etcdMembers"]] == ["control-plane-eu-west-1a"]
+    groups = {g["name"]: (g["role"], g["min_size"], g["machine_type"], g["zones"]) for g in result["instance_groups"]}
+    assert groups == {
+        "control-plane-eu-west-1a": ("ControlPlane", 1, "t3.medium", ["eu-west-1a"]),
+        "nodes-eu-west-1a": ("Node", 1, "t3.medium", ["eu-west-1a"]),
+        "nodes-eu-west-1b": ("Node", 1, "t3.medium", ["eu-west-1b"]),
+        "nodes-eu-west-1c": ("Node", 0, "t3.medium", ["eu-west-1c"]),
+        "bastions": ("Bastion", 1, groups["bastions"][2], ["eu-west-1a", "eu-west-1b", "eu-west-1c"])}
+    assert result["plan_note"].startswith("a new cluster's cloud plan")
+    assert emulator.client("s3", GOSSIP_REGION).list_objects_v2(Bucket=bucket).get("KeyCount") == 0
+
+
+def test_spot_workers_example_check_mode(emulator, ssh_public_key):
+    """examples/spot-workers on the gossip example's cluster (written for real, not applied): each group's
+    spec and the exact cloud plan of adding it, and nothing written."""
+    gossip, example = example_vars("gossip"), example_vars("spot-workers")
+    bucket, name = example["state_store_bucket"], example["cluster_name"]
+    assert (bucket, name) == (gossip["state_store_bucket"], gossip["cluster_name"])
+    emulator.warm(GOSSIP_REGION)
+    play(emulator, "gossip", "cluster.yml", offline(emulator, ssh_public_key, cluster_apply=False))
+    extra = offline(emulator, ssh_public_key)
+    with NothingWritten(emulator, bucket, GOSSIP_REGION):
+        run = play(emulator, "spot-workers", "workers.yml", extra, check=True)
+    results = {r["item"]["name"]: r for r in run.result("kopsible.kops.instancegroups : Converge the InstanceGroups")["results"]}
+    assert sorted(results) == ["spot-workers", "warm-workers"]
+    spot, warm = results["spot-workers"], results["warm-workers"]
+    for result in (spot, warm):
+        assert result["changed"] is True and kops_verbs(result) == ["get", "update cluster"]
+        assert result["spec"]["role"] == "Node" and result["spec"]["subnets"] == ["eu-west-1a", "eu-west-1b", "eu-west-1c"]
+        assert result["spec"]["image"] == example["workers_image"]
+        assert result["spec"]["instanceMetadata"] == {"httpTokens": "required", "httpPutResponseHopLimit": 1}
+    assert spot["spec"]["mixedInstancesPolicy"] == {
+        "instances": ["m5.large", "m5a.large", "m6i.large", "m6a.large"], "onDemandBase": 0, "onDemandAboveBase": 0,
+        "spotAllocationStrategy": "price-capacity-optimized"}
+    assert spot["spec"]["capacityRebalance"] is True and "warmPool" not in spot["spec"]
+    assert spot["spec"]["taints"] == ["spot=true:PreferNoSchedule"]
+    assert warm["spec"]["warmPool"] == {"minSize": 1, "maxSize": 3, "enableLifecycleHook": True}
+    assert "mixedInstancesPolicy" not in warm["spec"]
+
+    # The plan kops computed for each group (the cluster was never applied, so it holds the whole cluster too).
+    group = created(spot["plan"], "AutoscalingGroup/spot-workers.%s" % name)
+    assert (group["MinSize"], group["MaxSize"], group["CapacityRebalance"]) == ("1", "10", "true")
+    assert group["MixedSpotAllocationStrategy"] == "price-capacity-optimized"
+    assert (group["MixedOnDemandBase"], group["MixedOnDemandAboveBase"]) == ("0", "0")
+    assert group["MixedInstanceOverrides"] == "[m5.large, m5a.large, m6i.large, m6a.large]"
+    assert created(spot["plan"], "WarmPool/spot-workers.%s" % name)["Enabled"] == "false"
+    assert "AutoscalingGroup/warm-workers.%s" % name not in [i["resource"] for i in spot["plan"]["create"]]
+    pool = created(warm["plan"], "WarmPool/warm-workers.%s" % name)
+    assert (pool["Enabled"], pool["MinSize"], pool["MaxSize"]) == ("true", "1", "3")
+    created(warm["plan"], "AutoscalingLifecycleHook/kops-warmpool-warm-workers")  # nodeup completes it before a warm instance stops
+    template = created(spot["plan"], "LaunchTemplate/spot-workers.%s" % name)
+    assert (template["InstanceType"], template["HTTPTokens"], template["ImageID"]) == ("m5.large", "required", example["workers_image"])
+
+    # The state store still has only the gossip example's groups.
+    keys = [o["Key"] for o in emulator.client("s3", GOSSIP_REGION).list_objects_v2(Bucket=bucket, Prefix=name + "/instancegroup/")["Contents"]]
+    assert sorted(k.rsplit("/", 1)[1] for k in keys) == [
+        "bastions", "control-plane-eu-west-1a", "nodes-eu-west-1a", "nodes-eu-west-1b", "nodes-eu-west-1c"]
+
+
+class ChinaNetwork:
+    """What a user in cn-north-1 has before running examples/aws-china: a VPC (10.20.0.0/16) with an internet
+    gateway, a private and a utility subnet in each of cn-north-1a/b, the private hosted zone kops.internal
+    associated with the VPC, the state-store bucket, and an Ubuntu image owned by the account in the region.
+
+    The image is a copy (ec2:CopyImage) of the emulator's Ubuntu image: moto's ec2:RegisterImage keeps only
+    Name and Description (no Architecture), and kops then refuses every instance type ("machine type
+    architecture x86_64 does not match image architecture ''").
+    """
+
+    def __init__(self, emulator, example):
+        emulator.warm(CHINA)
+        # kops takes the partition of its ARNs from this answer (upup/pkg/fi/cloudup/awsup/aws_cloud.go AccountInfo);
+        # they show in the IAM policies it writes on apply, never in a dry run.
+        assert emulator.client("sts", CHINA).get_caller_identity()["Arn"].startswith("arn:aws-cn:")
+        ec2 = emulator.client("ec2", CHINA)
+        self.vpc = ec2.create_vpc(CidrBlock=example["cluster_network_cidr"])["Vpc"]["VpcId"]
+        ec2.modify_vpc_attribute(VpcId=self.vpc, EnableDnsHostnames={"Value": True})
+        gateway = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
+        ec2.attach_internet_gateway(InternetGatewayId=gateway, VpcId=self.vpc)
+        self.cidrs = {}
+
+        def subnet(cidr, zone):
+            subnet_id = ec2.create_subnet(VpcId=self.vpc, CidrBlock=cidr, AvailabilityZone=zone)["Subnet"]["SubnetId"]
+            self.cidrs[subnet_id] = cidr
+            return subnet_id
+
+        self.private = [subnet("10.20.32.0/19", "cn-north-1a"), subnet("10.20.64.0/19", "cn-north-1b")]
+        self.utility = [subnet("10.20.0.0/22", "cn-north-1a"), subnet("10.20.4.0/22", "cn-north-1b")]
+        self.zone_id = emulator.client("route53", CHINA).create_hosted_zone(
+            Name=example["cluster_dns_zone"] + ".", CallerReference="kops-internal", HostedZoneConfig={"PrivateZone": True},
+            VPC={"VPCRegion": CHINA, "VPCId": self.vpc})["HostedZone"]["Id"]
+        self.image = ec2.copy_image(SourceImageId=UBUNTU_AMI, SourceRegion=CHINA,
+                                    Name=example["cluster_image"].split("/", 1)[1])["ImageId"]
+        make_bucket(emulator, example["state_store_bucket"], CHINA)
+
+    def overrides(self):
+        """The example's placeholders replaced by the ids made here."""
+        return dict(cluster_vpc=self.vpc, cluster_subnets=self.private, cluster_utility_subnets=self.utility,
+                    cluster_image=self.image)
+
+
+def stage_kops_files(emulator, bucket, prefix="files"):
+    """What ``kops get assets --copy`` puts in the example's fileRepository for kops' own artifacts: under their
+    artifacts.k8s.io path (binaries/kops/1.36.2/...), readable without credentials, the sha256 files kops reads
+    (nodeup, protokube, channels and the control-plane images, per architecture; Kubernetes' own hashes are
+    built into kops). Only the placeholders' hashes of tools/harness/kops_env.py: the instances never boot.
+
+    Returns ``(fileRepository URL, KOPS_BASE_URL)`` through the endpoint, path style.
+    """
+    s3 = emulator.client("s3", CHINA)
+    s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": CHINA})
+    tree = artifact_mirror()[len("file://"):]
+    base = "%s/binaries/kops/%s" % (prefix, os.path.basename(tree))
+    for folder, _, files in os.walk(tree):
+        for file_name in files:
+            if file_name.endswith(".sha256"):
+                path = os.path.join(folder, file_name)
+                with open(path, "rb") as handle:
+                    s3.put_object(Bucket=bucket, Key=base + "/" + os.path.relpath(path, tree), Body=handle.read(), ACL="public-read")
+    return "%s/%s/%s/" % (emulator.url, bucket, prefix), "%s/%s/%s" % (emulator.url, bucket, base)
+
+
+def test_aws_china_example_check_mode(emulator, ssh_public_key):
+    """examples/aws-china in check mode, twice. First on a new cluster: the spec kops would create in cn-north-1
+    (the existing VPC and subnets, private topology and private DNS, an internal API load balancer, the asset
+    mirrors). Then, once the example wrote the spec (``cluster_apply=false``), the cloud plan with kops' files
+    from the fileRepository mirror: the VPC, subnets and hosted zone are used, not created, and only the shared
+    subnets get kops' tags. No DNS lookup; check mode writes nothing either time."""
+    example = example_vars("aws-china")
+    net = ChinaNetwork(emulator, example)
+    bucket, name = example["state_store_bucket"], example["cluster_name"]
+    # The example's mirror bucket, reached through the endpoint (path style) instead of s3.cn-north-1.amazonaws.com.cn.
+    file_repository, base_url = stage_kops_files(emulator, "kopsible-cn-assets")
+    assert example["kops_env"]["KOPS_BASE_URL"] == example["cluster_assets"]["fileRepository"] + "binaries/kops/1.36.2"
+    assets = dict(example["cluster_assets"], fileRepository=file_repository)
+    extra = offline(emulator, ssh_public_key, kops_env={"KOPS_BASE_URL": base_url}, cluster_assets=assets, **net.overrides())
+
+    with NothingWritten(emulator, bucket, CHINA):
+        run = play(emulator, "aws-china", "cluster.yml", extra, check=True)
+    result = run.result("China cluster %s" % name)
+    spec = result["spec"]
+    assert result["changed"] is True and kops_verbs(result) == ["get cluster", "create cluster --dry-run"]
+    assert spec["cloudProvider"] == "aws" and spec["configBase"] == "s3://%s/%s" % (bucket, name)
+    assert (spec["networkID"], spec["networkCIDR"]) == (net.vpc, "10.20.0.0/16")
+    assert {(s["id"], s["cidr"], s["name"], s["type"], s["zone"]) for s in spec["subnets"]} == {
+        (net.private[0], "10.20.32.0/19", "cn-north-1a", "Private", "cn-north-1a"),
+        (net.private[1], "10.20.64.0/19", "cn-north-1b", "Private", "cn-north-1b"),
+        (net.utility[0], "10.20.0.0/22", "utility-cn-north-1a", "Utility", "cn-north-1a"),
+        (net.utility[1], "10.20.4.0/22", "utility-cn-north-1b", "Utility", "cn-north-1b")}
+    assert spec["topology"]["dns"]["type"] == "Private" and spec["dnsZone"] == "kops.internal"
+    assert spec["api"]["loadBalancer"]["type"] == "Internal"
+    assert spec["assets"] == assets
+    assert (spec["kubernetesVersion"], spec["channel"]) == ("1.34.1", "none")
+    groups = {g["name"]: (g["role"], g["zones"]) for g in result["instance_groups"]}
+    assert groups == {"control-plane-cn-north-1a": ("ControlPlane", ["cn-north-1a"]), "nodes-cn-north-1a": ("Node", ["cn-north-1a"]),
+                      "nodes-cn-north-1b": ("Node", ["cn-north-1b"])}
+    assert run.result("Report the cluster")["msg"][1] == "zones ['cn-north-1a', 'cn-north-1b'], subnets ['Private', 'Utility']"
+
+    play(emulator, "aws-china", "cluster.yml", dict(extra, cluster_apply=False))
+    with NothingWritten(emulator, bucket, CHINA):
+        run = play(emulator, "aws-china", "cluster.yml", extra, check=True)
+    result = run.result("China cluster %s" % name)
+    plan = result["plan"]
+    assert result["changed"] is True and kops_verbs(result) == ["get cluster", "update cluster"]
+    kinds = {item["resource"].split("/")[0] for item in plan["create"]}
+    assert not kinds & {"VPC", "Subnet", "InternetGateway", "NatGateway", "DNSZone", "RouteTable"}, kinds
+    assert {"LaunchTemplate", "AutoscalingGroup", "IAMRole", "NetworkLoadBalancer", "SQS"} <= kinds
+    assert sorted(m["resource"] for m in plan["modify"]) == sorted("Subnet/%s.%s" % (n, name) for n in (
+        "cn-north-1a", "cn-north-1b", "utility-cn-north-1a", "utility-cn-north-1b"))
+    assert all(set(m["changes"]) == {"Tags"} for m in plan["modify"]), plan["modify"]
+    assert created(plan, "NetworkLoadBalancer/api.%s" % name)["Scheme"] == "internal"
+    for group in ("control-plane-cn-north-1a.masters", "nodes-cn-north-1a", "nodes-cn-north-1b"):
+        assert created(plan, "LaunchTemplate/%s.%s" % (group, name))["ImageID"] == net.image
+    assert plan["delete"] == []
