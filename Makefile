@@ -36,8 +36,12 @@ setup: venv collection kops sysdeps
 demo: setup
 	$(PY) scripts/demo.py
 
+# Tests run on TEST_WORKERS pytest-xdist workers, a test file per worker at a time (each worker has its
+# own emulator and its own DNS address on port 53: tests/conftest.py).
+TEST_WORKERS ?= 2
+
 test: setup
-	$(PY) -m pytest tests
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile tests
 
 test-unit: venv collection
 	$(PY) -m pytest tests/unit

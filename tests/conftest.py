@@ -47,8 +47,11 @@ def play(emulator):
 
 @pytest.fixture(scope="session")
 def kops_dns(emulator_session):
-    """bind9 on 127.0.0.1:53 answering for the emulator's zones (kops resolves its zone's NS records)."""
-    dns = KopsDNS(emulator_session)
+    """A DNS server on port 53 answering for the emulator's zones (kops resolves its zone's NS records):
+    127.0.0.1, or 127.0.0.(53+N) for pytest-xdist worker gwN, so that parallel workers do not collide."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    address = "127.0.0.%d" % (53 + int(worker[2:])) if worker.startswith("gw") else "127.0.0.1"
+    dns = KopsDNS(emulator_session, address=address)
     dns.start()
     yield dns
     dns.stop()

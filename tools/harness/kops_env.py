@@ -53,7 +53,9 @@ class KopsDNS:
         self.emulator = emulator
         self.address = address
         self.server = None
-        self.resolv_conf = os.path.join(ROOT, ".cache", "kops-resolv.conf")
+        # one resolv.conf per address: parallel test workers each serve DNS on their own loopback address
+        suffix = "" if address == "127.0.0.1" else "-" + address
+        self.resolv_conf = os.path.join(ROOT, ".cache", "kops-resolv%s.conf" % suffix)
 
     def start(self):
         os.makedirs(os.path.dirname(self.resolv_conf), exist_ok=True)
