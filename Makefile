@@ -49,6 +49,9 @@ test-unit: venv collection
 test-integration: setup
 	$(PY) -m pytest tests/integration
 
+lint: venv collection
+	$(PY) -m pytest tests/unit/test_lint.py
+
 # Benchmarks (not part of `make test`): writes docs/benchmarks.md and out/bench.json.
 bench: setup
 	$(PY) bench/run.py $(BENCH_ARGS)
