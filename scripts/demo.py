@@ -68,7 +68,7 @@ def main():
 
 
 def report(run, example, elapsed):
-    delegation = task(run, "from its parent zone")
+    delegation = task(run, "from its parent zone - " + example["subdomain"])
     bucket = task(run, "State store bucket " + example["state_store_bucket"])
     created = [r for n, r in run.results if n.endswith("is present") and "kops_invocations" in r]
     deleted = [r for n, r in run.results if n.endswith("Delete the cluster (kops delete cluster --yes)") and "kops_invocations" in r]

@@ -23,7 +23,7 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key):
                        extra_vars=dict(example, **lifecycle_overrides(kops_dns, ssh_public_key)))
     assert run.rc == 0, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or run.stderr[-2000:]
 
-    delegation = first(run, "from its parent zone")
+    delegation = first(run, "from its parent zone - " + example["subdomain"])
     assert delegation["verified"] is True and len(delegation["name_servers"]) == 4
     bucket = first(run, "State store bucket kopsclustertest-state")
     assert bucket["versioning"]["Versioning"] == "Enabled"
