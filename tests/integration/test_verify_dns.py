@@ -87,10 +87,12 @@ def test_late_delegation_is_found_by_retrying(play, delegated):
     parent, child = servers(None, delegated)
     with parent, child:
         def fix():
+            # once the module has asked the parent (and found no delegation), the delegation appears
+            assert parent.wait_for_query(CHILD), "the module never asked the parent"
             parent.reload({"example.org": [
                 {"name": "example.org", "type": "NS", "ttl": 172800, "values": ["ns1.example.net"]},
                 {"name": CHILD, "type": "NS", "ttl": 300, "values": delegated}]})
-        timer = threading.Timer(2.5, fix)
+        timer = threading.Thread(target=fix)
         timer.start()
         try:
             result = verify(play, parent, child, timeout=20)

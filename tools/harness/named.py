@@ -91,6 +91,7 @@ class NamedServer:
             "  recursion no;",
             "  dnssec-validation no;",
             "  allow-query { any; };",
+            "  querylog yes;",
             "};",
             "controls { };",
         ]
@@ -124,6 +125,16 @@ class NamedServer:
     def read_log(self):
         with open(os.path.join(self.dir, "named.log"), "rb") as handle:
             return handle.read().decode(errors="replace")
+
+    def wait_for_query(self, name, timeout=60.0):
+        """Block until the query log (``querylog yes``) shows a query for ``name`` (str); True, or False on timeout."""
+        needle = "query: %s " % name.rstrip(".").lower()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if needle in self.read_log().lower():
+                return True
+            time.sleep(0.05)
+        return False
 
     def reload(self, zones=None):
         """Serve ``zones`` (or the current ones, rewritten) by restarting named."""
