@@ -118,11 +118,19 @@ class StoreGuard(object):
             module.fail_json(msg="lock_timeout: must be 0 seconds or more")
         if self.s3 is None:
             return self
-        self.warning = store.versioning_warning(self.s3, self.state_store)
+        try:
+            self.warning = store.versioning_warning(self.s3, self.state_store)
+            if not module.check_mode:
+                self.fingerprint = store.spec_fingerprint(self.s3, self.state_store, self.cluster)
+        except store.ClientError as exc:
+            bucket = store.split_store(self.state_store)[0]
+            code = str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))
+            if code in ("NoSuchBucket", "404"):
+                module.fail_json(msg="state_store: bucket %s of %s does not exist (create it first, e.g. with role "
+                                     "kopsible.kops.state_store)" % (bucket, self.state_store), kops_invocations=[])
+            module.fail_json_aws(exc, msg="state_store: cannot read bucket %s of %s" % (bucket, self.state_store))
         if self.warning:
             module.warn(self.warning)
-        if not module.check_mode:
-            self.fingerprint = store.spec_fingerprint(self.s3, self.state_store, self.cluster)
         return self
 
     def take_lock(self):
