@@ -54,6 +54,7 @@ lint: venv collection
 
 # Benchmarks (not part of `make test`): writes docs/benchmarks.md and out/bench.json.
 bench: setup
+	$(PY) -m pip install -q -r bench/requirements.txt
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 clean:

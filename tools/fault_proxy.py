@@ -28,6 +28,10 @@ fault kind     what the client receives
                default mix (``throttle`` already answers it to half the Route53 writes).
 =============  ======================================================================================
 
+With ``latency`` > 0 every AWS request waits that long (each on its own thread, so concurrent requests wait
+side by side) before it is forwarded: a model of the round trip to AWS, which the emulator on loopback
+answers in a few milliseconds (bench/run.py uses it to measure overhead at a realistic request cost).
+
 Requests under ``/moto-api/`` (the emulator's own reset and state API) are forwarded and counted
 apart, never faulted. ``GET /__proxy__/stats`` answers the counters as JSON (see
 :meth:`FaultProxy.stats`); ``POST /__proxy__/reset`` zeroes them.
@@ -40,7 +44,7 @@ REST protocols, the botocore operation whose HTTP method and ``requestUri`` matc
 Command line (a pure counting proxy with ``--rate 0``)::
 
     python tools/fault_proxy.py --upstream http://127.0.0.1:PORT [--rate 0.2] [--seed 1]
-        [--mix throttle=2,server=1,drop=1] [--port 0] [--port-file PATH]
+        [--mix throttle=2,server=1,drop=1] [--latency-ms 0] [--port 0] [--port-file PATH]
 """
 import argparse
 import http.client
@@ -53,6 +57,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 import urllib.parse
 import uuid
 
@@ -302,6 +307,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return self._answer(status, headers, data, content_length=len(data))
         if kind == "drop":
             return self._drop()
+        if proxy.latency > 0 and protocol != "internal":
+            time.sleep(proxy.latency)
         try:
             status, reason, headers, data = self._forward(proxy, body)
         except OSError as exc:
@@ -377,13 +384,14 @@ class FaultProxy:
     :param mix: ``{kind: weight}`` over ``throttle``, ``server``, ``drop``, ``lost``, ``busy`` (default
         ``DEFAULT_MIX``: throttle 2, server 1, drop 1).
     :param services: when given, only requests to these signing names (e.g. ``{'route53'}``) are faulted.
-    :raises ValueError: a rate outside 0..1 or a bad mix.
+    :param latency: seconds (float, >= 0) every forwarded AWS request waits first (a modelled round trip).
+    :raises ValueError: a rate outside 0..1, a negative latency or a bad mix.
 
     ``url`` is set by :meth:`start`. Use as a context manager or ``start()``/``stop()``.
     """
 
     def __init__(self, upstream, rate=0.0, seed=0, mix=None, services=None, host="127.0.0.1", port=0,
-                 upstream_timeout=120.0):
+                 upstream_timeout=120.0, latency=0.0):
         parsed = urllib.parse.urlsplit(upstream)
         if parsed.scheme != "http" or not parsed.hostname:
             raise ValueError("upstream: expected http://HOST:PORT, got %r" % upstream)
@@ -394,17 +402,22 @@ class FaultProxy:
         self.services = set(services) if services else None
         self.rest_operations = RestOperations()
         self._lock = threading.Lock()
-        self.configure(rate, seed, mix)
+        self.latency = 0.0
+        self.configure(rate, seed, mix, latency)
         self.reset_stats()
         self._server = self._thread = None
         self.url = None
 
-    def configure(self, rate=None, seed=None, mix=None):
-        """Change the fault rate, reseed the generator and/or change the mix (between runs).
+    def configure(self, rate=None, seed=None, mix=None, latency=None):
+        """Change the fault rate, reseed the generator, change the mix and/or the latency (seconds) between runs.
 
-        :raises ValueError: a rate outside 0..1 or a bad mix.
+        :raises ValueError: a rate outside 0..1, a negative latency or a bad mix.
         """
         with self._lock:
+            if latency is not None:
+                if not latency >= 0:
+                    raise ValueError("latency: must be 0 seconds or more, got %s" % latency)
+                self.latency = float(latency)
             if rate is not None:
                 if not 0.0 <= rate <= 1.0:
                     raise ValueError("rate: must be between 0 and 1, got %s" % rate)
@@ -456,7 +469,7 @@ class FaultProxy:
              "services": {"route53": {"requests": n, "faults": f}, ...},
              "operations": {"route53:ListHostedZones": {"requests": n, "faults": f,
                                                         "faults_by_kind": {...}}, ...},
-             "internal_requests": n, "upstream_errors": n}
+             "internal_requests": n, "upstream_errors": n, "latency": seconds}
 
         ``requests`` counts every attempt that reached the proxy (a retried call counts once per
         attempt); ``internal_requests`` the emulator-API calls (``/moto-api/``), not in ``requests``.
@@ -471,7 +484,7 @@ class FaultProxy:
                 service["faults"] += faults
                 for kind, count in entry["faults"].items():
                     by_kind[kind] = by_kind.get(kind, 0) + count
-            return {"rate": self.rate, "seed": self.seed, "mix": dict(self.mix), "upstream": self.upstream,
+            return {"rate": self.rate, "seed": self.seed, "latency": self.latency, "mix": dict(self.mix), "upstream": self.upstream,
                     "requests": sum(o["requests"] for o in operations.values()),
                     "faults": sum(by_kind.values()), "faults_by_kind": by_kind,
                     "services": services, "operations": operations,
@@ -515,13 +528,15 @@ def main(argv=None):
     parser.add_argument("--mix", default=",".join("%s=%g" % kv for kv in DEFAULT_MIX.items()),
                         help="fault weights over throttle, server, drop, lost, busy, e.g. throttle=2,server=1,drop=1")
     parser.add_argument("--services", help="comma-separated signing names to fault (default: all)")
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="wait this long before forwarding each AWS request")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file", help="write the proxy URL to this file once listening")
     args = parser.parse_args(argv)
     try:
         proxy = FaultProxy(args.upstream, rate=args.rate, seed=args.seed, mix=parse_mix(args.mix),
-                           services=args.services.split(",") if args.services else None, host=args.host, port=args.port)
+                           services=args.services.split(",") if args.services else None, host=args.host, port=args.port,
+                           latency=args.latency_ms / 1000.0)
     except ValueError as exc:
         parser.error(str(exc))
     signal.signal(signal.SIGTERM, _interrupt)

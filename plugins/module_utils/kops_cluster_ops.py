@@ -77,10 +77,12 @@ class ClusterOps(object):
         self._versions = versions
         self._before_write = before_write
         self.previous_versions = {}
+        self.spec_written = False
 
-    def _writing(self):
+    def _writing(self, spec=False):
         if self._before_write:
             self._before_write()
+        self.spec_written = self.spec_written or spec
 
     def get_cluster(self, name):
         """The stored Cluster (dict) or None when kops says it does not exist. One kops call."""
@@ -107,12 +109,12 @@ class ClusterOps(object):
 
     def create_manifest(self, manifest):
         """``kops create -f -`` with ``manifest`` (dict)."""
-        self._writing()
+        self._writing(spec=True)
         self.runner.run(["create", "-f", "-"], stdin=yaml.safe_dump(manifest, default_flow_style=False))
 
     def delete_instance_group(self, cluster, name):
         """``kops delete instancegroup NAME --name CLUSTER --yes`` (deletes its cloud resources at once)."""
-        self._writing()
+        self._writing(spec=True)
         self.runner.run(["delete", "instancegroup", name, "--name", cluster, "--yes"])
 
     def get_instance_groups(self, name):
@@ -135,7 +137,7 @@ class ClusterOps(object):
 
     def create(self, args):
         """``kops create cluster ...`` (writes the spec; kops then previews the cloud plan). Returns that plan."""
-        self._writing()
+        self._writing(spec=True)
         return kops_output.parse_update_plan(self.runner.run(args).stdout)
 
     def upgrade(self, name, yes, channel=None, kubernetes_version=None):
@@ -152,13 +154,13 @@ class ClusterOps(object):
             args += ["--kubernetes-version", kubernetes_version]
         actions = kops_output.parse_upgrade(self.runner.run(args).stdout)
         if actions and yes:
-            self._writing()
+            self._writing(spec=True)
             actions = kops_output.parse_upgrade(self.runner.run(args + ["--yes"]).stdout)
         return actions
 
     def replace(self, manifest):
         """``kops replace -f -`` with ``manifest`` (dict), after recording the version it replaces."""
-        self._writing()
+        self._writing(spec=True)
         if self._versions:
             self.previous_versions.update(self._versions([self.store_key(manifest)]))
         self.runner.run(["replace", "-f", "-"], stdin=yaml.safe_dump(manifest, default_flow_style=False))
@@ -177,6 +179,31 @@ class ClusterOps(object):
     def plan(self, name):
         """``kops update cluster NAME`` (dry run): the parsed plan."""
         return kops_output.parse_update_plan(self.runner.run(["update", "cluster", "--name", name]).stdout)
+
+    def plan_and_apply(self, name, check_mode, plan=None, preview=None, plan_before_apply=True):
+        """Plan the cluster's cloud changes and apply them (``kops update cluster --yes``) when there are any.
+
+        :param plan: a plan already in hand (``kops create cluster``'s own preview); no dry run then.
+        :param preview: in check mode, a callable returning the exact plan of specs check mode did not write
+            (kops_preview.preview_plan); without it check mode plans the stored spec.
+        :param plan_before_apply: False skips the dry run when this run wrote the spec (``spec_written``):
+            the write already makes the run changed, so the plan only served the report; the apply
+            goes straight to ``--yes``. A run that wrote nothing always plans: the plan is what
+            says whether anything is pending (drift, or a spec written by someone else).
+        :returns: ``(plan or None, applied)``; the plan as :func:`kops_output.parse_update_plan` returns it,
+            None when it was skipped.
+        :raises KopsError: kops failed.
+        """
+        if check_mode:
+            return (plan or (preview() if preview else self.plan(name))), False
+        if plan is None and self.spec_written and not plan_before_apply:
+            self.apply(name)
+            return None, True
+        plan = plan or self.plan(name)
+        if plan["changed"]:
+            self.apply(name)
+            return plan, True
+        return plan, False
 
     def apply(self, name):
         """``kops update cluster NAME --yes``, without touching kubeconfig (export is separate)."""

@@ -116,6 +116,22 @@ def split_never_applied(plan):
     return plan
 
 
+PLAN_SKIPPED_NOTE = ("not planned: this run wrote the spec and plan_before_apply=false, so it applied "
+                     "(kops update cluster --yes) without the dry run")
+
+
+def report_plan(result, plan, applied):
+    """Put a plan into a module result (dict, changed in place): ``plan``, ``plan_summary`` and, when
+    the plan was skipped (``plan`` None, ClusterOps.plan_and_apply with plan_before_apply=False),
+    ``plan_note``; ``changed`` becomes True when the plan is not empty or an apply ran."""
+    result["plan"] = plan
+    result["plan_summary"] = summarize_plan(plan) if plan is not None else []
+    if plan is None:
+        result["plan_note"] = PLAN_SKIPPED_NOTE
+    if applied or (plan is not None and plan["changed"]):
+        result["changed"] = True
+
+
 def summarize_plan(plan):
     """One line per planned item, e.g. ``modify AutoscalingGroup/nodes...: MaxSize 2 -> 3, MinSize 2 -> 3`` (list of str)."""
     lines = []

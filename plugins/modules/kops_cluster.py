@@ -161,6 +161,17 @@ options:
     description: Apply the spec to the cloud (C(kops update cluster --yes)) when the plan is not empty.
     type: bool
     default: false
+  plan_before_apply:
+    description:
+      - With O(apply=true), plan (C(kops update cluster) dry run) before applying, and return the plan.
+      - C(false) skips the dry run when this run itself wrote the spec, and applies straight away
+        (C(kops update cluster --yes)); the run is changed anyway and saves one full read of the cluster's
+        cloud resources (in docs/benchmarks.md, 5-6 s of a 20 s scale run on the emulator; on AWS it grows
+        with the cluster). RV(plan) is then null and RV(plan_note) says why.
+      - A run that wrote nothing always plans, since only the plan tells whether anything is pending, and
+        check mode always plans.
+    type: bool
+    default: true
   target:
     description: C(direct) applies to AWS; C(terraform) writes Terraform files into O(out).
     type: str
@@ -287,6 +298,10 @@ dns_records_left:
   returned: when state=absent and the cluster existed
   type: list
   elements: dict
+plan_note:
+  description: Why there is no plan (e.g. the dry run was skipped with O(plan_before_apply=false)).
+  returned: when a plan was not computed
+  type: str
 kops_invocations:
   description: The kops commands this run made (argv without secrets, rc, seconds).
   returned: always
@@ -317,6 +332,7 @@ state_store_safety:
   type: dict
 """
 
+import functools
 import os
 import tempfile
 
@@ -326,7 +342,7 @@ from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, 
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
     ClusterOps, cluster_facts, check_version_change)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
-    StoreGuard, kops_argument_spec, state_store_of, versions_reader)
+    StoreGuard, kops_argument_spec, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -371,7 +387,7 @@ def argument_spec():
         api_loadbalancer_type=dict(type="str", choices=["public", "internal"]),
         channel=dict(type="str"),
         spec=dict(type="dict"),
-        apply=dict(type="bool", default=False),
+        apply=dict(type="bool", default=False), plan_before_apply=dict(type="bool", default=True),
         target=dict(type="str", default="direct", choices=["direct", "terraform"]),
         out=dict(type="path"),
         validate=dict(type="bool", default=False),
@@ -446,7 +462,7 @@ def create(module, ops, name, params, result):
                 stored = ops.get_cluster(name)
                 ops.replace(kops_spec.desired_object(stored, None, params["spec"]))
                 result["plan"] = None
-            result["instance_groups"] = [ops.ig_summary(d) for d in ops.get_instance_groups(name)]
+            # result["instance_groups"]: read once with the stored spec after the apply (ensure_present)
     finally:
         if key_file:
             os.unlink(key_file.name)
@@ -507,26 +523,22 @@ def converge(module, ops, name, current, params, result, base=None):
             ops.replace(desired)
 
 
-def apply(module, ops, name, params, result):
+def apply(module, ops, name, params, s3, result):
     """Plan, and apply when the plan is not empty (terraform: write files)."""
     if params["target"] == "terraform":
         if not module.check_mode:
             result["terraform"] = ops.write_terraform(name, params["out"])
             result["changed"] = result["changed"] or result["terraform"]["changed"]
         return
+    preview = None
     if module.check_mode and result.get("pending"):
-        plan = preview_plan(ops.runner, module.client("s3"), ops.state_store, name, result["pending"])
-    else:
-        plan = result.get("plan") or ops.plan(name)
-    result["plan"] = plan
-    result["plan_summary"] = kops_output.summarize_plan(plan)
-    if plan["changed"]:
-        result["changed"] = True
-        if not module.check_mode:
-            ops.apply(name)
+        preview = functools.partial(preview_plan, ops.runner, s3, ops.state_store, name, result["pending"])
+    plan, applied = ops.plan_and_apply(name, module.check_mode, plan=result.get("plan"), preview=preview,
+                                       plan_before_apply=params["plan_before_apply"])
+    kops_output.report_plan(result, plan, applied)
 
 
-def ensure_present(module, ops, name, params):
+def ensure_present(module, ops, name, params, s3=None):
     result = dict(changed=False, name=name, changes=[], state_store=ops.state_store, kops_invocations=ops.runner.calls)
     current = ops.get_cluster(name)
     if current is None:
@@ -540,9 +552,14 @@ def ensure_present(module, ops, name, params):
     if params["apply"] and current is None and module.check_mode:
         result["plan_note"] = "a new cluster's cloud plan needs its spec in the state store; kops computes it on creation"
     elif params["apply"]:
-        apply(module, ops, name, params, result)
+        apply(module, ops, name, params, s3, result)
     if not module.check_mode or current is not None:
-        stored = ops.get_cluster(name) if (result["changed"] and not module.check_mode) else current
+        stored = current
+        if current is None:  # created: the cluster and its groups in one kops call
+            stored, groups = ops.get_all(name)
+            result["instance_groups"] = [ops.ig_summary(g) for g in groups.values()]
+        elif result["changed"] and not module.check_mode:
+            stored = ops.get_cluster(name)
         if stored:
             result["spec"] = result.get("spec") if module.check_mode else stored.get("spec")
             result["cluster"] = cluster_facts(stored if not module.check_mode else {"spec": result["spec"]})
@@ -595,11 +612,11 @@ def main():
     state_store = state_store_of(module)
     runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"])
     guard = StoreGuard(module, state_store, name)
-    ops = ClusterOps(runner, state_store, versions=versions_reader(module, state_store), before_write=guard.take_lock,
+    ops = ClusterOps(runner, state_store, versions=guard.versions_reader(), before_write=guard.take_lock,
                      route53=lambda: module.client("route53", retry_decorator=route53.retry_decorator()))
     with guard:
         try:
-            result = ensure_present(module, ops, name, params) if params["state"] == "present" else ensure_absent(module, ops, name, params)
+            result = ensure_present(module, ops, name, params, guard.s3) if params["state"] == "present" else ensure_absent(module, ops, name, params)
         except KopsError as exc:
             module.fail_json(msg="kops failed for cluster %s: %s" % (name, exc.message), kops_invocations=runner.calls,
                              previous_versions=ops.previous_versions, state_store_safety=guard.facts(), **exc.to_result())

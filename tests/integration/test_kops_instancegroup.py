@@ -54,6 +54,30 @@ def test_scale_up_preview_apply_and_noop(cluster, kplay):
     assert cluster.store_versions() == versions
 
 
+def test_apply_without_the_dry_run_when_the_run_wrote_the_spec(cluster, kplay):
+    """plan_before_apply=false: the write already makes the run changed, so it goes straight to --yes
+    (one kops update less) and the Auto Scaling group follows; a run that writes nothing still plans."""
+    done = kplay([ig_task(name=NODES, min_size=2, max_size=2, apply=True, plan_before_apply=False)]).result("ig")
+    assert not done.get("failed"), done.get("msg")
+    assert done["changed"] is True and done["plan"] is None and "plan_before_apply=false" in done["plan_note"]
+    updates = [c["argv"][1:] for c in done["kops_invocations"] if c["argv"][1:3] == ["update", "cluster"]]
+    assert len(updates) == 1 and "--yes" in updates[0], done["kops_invocations"]
+    asg = group(cluster, NODES)
+    assert (asg["MinSize"], asg["MaxSize"], len(asg["Instances"])) == (2, 2, 2)
+
+    again = kplay([ig_task(name=NODES, min_size=2, max_size=2, apply=True, plan_before_apply=False)]).result("ig")
+    assert again["changed"] is False and again["plan"]["changed"] is False, again.get("plan_summary")
+    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "--name"], ["update", "cluster"]]
+    assert all("--yes" not in c["argv"] for c in again["kops_invocations"])
+
+    # Drift (the group changed outside kops) with nothing to write: planned, shown, repaired.
+    cluster.emulator.client("autoscaling").update_auto_scaling_group(
+        AutoScalingGroupName="%s.%s" % (NODES, CLUSTER), MinSize=1, MaxSize=1, DesiredCapacity=1)
+    fixed = kplay([ig_task(name=NODES, min_size=2, max_size=2, apply=True, plan_before_apply=False)]).result("ig")
+    assert fixed["changed"] is True and "MaxSize 1 -> 2" in " ".join(fixed["plan_summary"]), fixed.get("plan_summary")
+    assert (group(cluster, NODES)["MinSize"], group(cluster, NODES)["MaxSize"]) == (2, 2)
+
+
 def test_fields_round_trip_to_state_store_and_cloud(cluster, kplay):
     spot = dict(name="spot-nodes", role="Node", image=UBUNTU_AMI, subnets=["us-east-1a", "us-east-1b"], machine_type="m5.large",
                 min_size=1, max_size=4, node_labels={"lifecycle": "spot"}, taints=["spot=true:PreferNoSchedule"],

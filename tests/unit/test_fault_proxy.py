@@ -250,3 +250,37 @@ def test_unreachable_upstream_is_a_502():
         response = conn.getresponse()
         assert response.status == 502 and b"unreachable" in response.read()
         assert proxy.stats()["upstream_errors"] == 1
+
+
+def test_latency_delays_each_aws_request_side_by_side(upstream):
+    """latency: every AWS request waits before it is forwarded; concurrent requests wait in parallel;
+    the emulator's own API does not wait; a negative latency is refused."""
+    import concurrent.futures
+    import time
+
+    with pytest.raises(ValueError, match="latency"):
+        FaultProxy(upstream, latency=-0.1)
+    with FaultProxy(upstream, latency=0.3) as proxy:
+        def one(_):
+            conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+            conn.request("GET", "/bucket/key", headers={"Authorization": AUTH % "s3"})
+            return conn.getresponse().status
+
+        start = time.monotonic()
+        assert one(0) == 200
+        single = time.monotonic() - start
+        start = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            assert list(pool.map(one, range(8))) == [200] * 8
+        eight = time.monotonic() - start
+        start = time.monotonic()
+        urllib.request.urlopen(proxy.url + "/moto-api/data.json").read()
+        internal = time.monotonic() - start
+        assert proxy.stats()["latency"] == 0.3
+        proxy.configure(latency=0)
+        start = time.monotonic()
+        assert one(0) == 200
+        none = time.monotonic() - start
+    assert single >= 0.3 and 0.3 <= eight < 2.4, (single, eight)  # eight in a row would take 2.4 s
+    assert internal < 0.3 and none < 0.3, (internal, none)
+    assert len(Recorder.seen) == 11  # 1 + 8 + the emulator API + 1
