@@ -52,10 +52,11 @@ test-integration: setup
 lint: venv collection
 	$(PY) -m pytest tests/unit/test_lint.py
 
-# Benchmarks (not part of `make test`): writes docs/benchmarks.md and out/bench.json.
+# Benchmarks (not part of `make test`): writes docs/benchmarks.md and out/bench.json. --with-dns adds the
+# lifecycle with Route53 delegation (binds 127.0.0.1:53, as the tests do); BENCH_ARGS adds or overrides options.
 bench: setup
 	$(PY) -m pip install -q -r bench/requirements.txt
-	$(PY) bench/run.py $(BENCH_ARGS)
+	$(PY) bench/run.py --with-dns $(BENCH_ARGS)
 
 clean:
 	rm -rf .cache/collections .pytest_cache out

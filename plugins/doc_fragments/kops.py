@@ -53,3 +53,19 @@ notes:
     environment variables; with O(endpoint_url) the state store is reached through the same endpoint
     (C(S3_ENDPOINT)), which is how the collection runs against a local AWS emulator.
 """
+
+    # Modules that plan and apply (kops_cluster, kops_instancegroup): ClusterOps.plan_and_apply.
+    APPLY = r"""
+options:
+  plan_before_apply:
+    description:
+      - With O(apply=true), plan (C(kops update cluster) dry run) before applying, and return the plan.
+      - C(false) skips the dry run when this run itself wrote the spec, and applies straight away
+        (C(kops update cluster --yes)); the run is changed anyway, and it saves one full read of the
+        cluster's cloud resources, which grows with the cluster (docs/benchmarks.md has the figures).
+        RV(plan) is then null and RV(plan_note) says why.
+      - A run that wrote nothing always plans, since only the plan tells whether anything is pending, and
+        check mode always plans.
+    type: bool
+    default: true
+"""

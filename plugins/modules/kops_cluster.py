@@ -161,17 +161,6 @@ options:
     description: Apply the spec to the cloud (C(kops update cluster --yes)) when the plan is not empty.
     type: bool
     default: false
-  plan_before_apply:
-    description:
-      - With O(apply=true), plan (C(kops update cluster) dry run) before applying, and return the plan.
-      - C(false) skips the dry run when this run itself wrote the spec, and applies straight away
-        (C(kops update cluster --yes)); the run is changed anyway and saves one full read of the cluster's
-        cloud resources (in docs/benchmarks.md, 5-6 s of a 20 s scale run on the emulator; on AWS it grows
-        with the cluster). RV(plan) is then null and RV(plan_note) says why.
-      - A run that wrote nothing always plans, since only the plan tells whether anything is pending, and
-        check mode always plans.
-    type: bool
-    default: true
   target:
     description: C(direct) applies to AWS; C(terraform) writes Terraform files into O(out).
     type: str
@@ -201,6 +190,7 @@ options:
     default: 18h
 extends_documentation_fragment:
   - kopsible.kops.kops
+  - kopsible.kops.kops.apply
   - amazon.aws.common.modules
   - amazon.aws.region.modules
   - amazon.aws.boto3
