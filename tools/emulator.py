@@ -46,9 +46,9 @@ def merged_amis_file():
         amis.extend(json.load(handle))
     path = os.path.join(os.path.dirname(HERE), ".cache", "emulator-amis.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w") as handle:
+    with open(path + ".%d.tmp" % os.getpid(), "w") as handle:
         json.dump(amis, handle)
-    os.replace(path + ".tmp", path)  # atomic: several emulators may start at once
+    os.replace(path + ".%d.tmp" % os.getpid(), path)  # atomic; a file per process: several emulators may start at once
     return path
 
 

@@ -52,6 +52,10 @@ def test_fleet_rollout_stops_at_the_failing_cluster(emulator, ssh_public_key, tm
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=1500)
     run = PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
     assert run.rc != 0, "the rollout should have failed"
+    # the role applies the upgrade without a second dry run: its pre-flight step showed the plan
+    applied = [r for n, r in run.results if n.endswith("Set the version and apply") and not r.get("skipped")]
+    assert applied and applied[0]["changed"] is True and applied[0]["plan"] is None, applied
+    assert [c["argv"][1:3] for c in applied[0]["kops_invocations"] if "--yes" not in c["argv"]].count(["update", "cluster"]) == 0
     summary = run.result("Show the rollout")["fleet_summary"]
     assert summary["c0.k8s.local"]["status"] == "upgraded" and summary["c0.k8s.local"]["version"] == "1.35.0"
     assert summary["c1.k8s.local"]["status"] == "failed"
