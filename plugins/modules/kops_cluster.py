@@ -15,7 +15,8 @@ description:
     and writes only when they differ (C(kops replace)). Options that only shape a new cluster (zones,
     counts, sizes, networking, topology...) are ignored for an existing one, with a warning when they differ.
   - With O(apply=true), runs the C(kops update cluster) dry run and applies (C(--yes)) only when the
-    plan is not empty; C(changed) follows the plan. O(target=terraform) writes Terraform into O(out) instead.
+    plan is not empty; C(changed) follows the plan. With O(plan_before_apply=false), a run that wrote the
+    spec applies without the dry run. O(target=terraform) writes Terraform into O(out) instead.
   - O(state=absent) runs C(kops delete cluster --yes) and then checks the cluster's hosted zone; no
     record under the cluster's name may remain.
   - Check mode writes nothing (state store, AWS, kubeconfig); it returns the spec kops would create

@@ -14,7 +14,8 @@ description:
     rules (pkg/apis/kops/validation/instancegroup.go and aws.go) before kops runs.
   - With O(apply=true), plans with C(kops update cluster) and applies (C(--yes)) only a non-empty plan. This is
     also how drift is repaired; when the Auto Scaling group was changed outside kops, the plan shows
-    it and the apply brings the group back to the spec.
+    it and the apply brings the group back to the spec. With O(plan_before_apply=false), a run that wrote
+    the group applies without the dry run.
   - Check mode writes nothing; with O(apply=true) it still shows the exact cloud plan of the change,
     computed from a temporary copy of the specs (the state store is only read).
 author:
