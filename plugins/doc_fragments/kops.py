@@ -64,8 +64,11 @@ options:
         (C(kops update cluster --yes)); the run is changed anyway, and it saves one full read of the
         cluster's cloud resources, which grows with the cluster (docs/benchmarks.md has the figures).
         RV(plan) is then null and RV(plan_note) says why.
-      - A run that wrote nothing always plans, since only the plan tells whether anything is pending, and
-        check mode always plans.
+      - The price of C(false) is that nothing is shown before C(--yes), and C(--yes) applies all that is
+        pending, also drift or a spec another run wrote.
+      - A run that wrote nothing (or only deleted an InstanceGroup, whose cloud resources kops removes at
+        once) always plans, since only the plan tells whether anything is pending. Check mode ignores the
+        option.
     type: bool
     default: true
 """

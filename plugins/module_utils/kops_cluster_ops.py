@@ -77,7 +77,7 @@ class ClusterOps(object):
         self._versions = versions
         self._before_write = before_write
         self.previous_versions = {}
-        self.spec_written = False
+        self.spec_written = False  # a spec change this run wrote and the cloud does not have yet
 
     def _writing(self, spec=False):
         if self._before_write:
@@ -113,8 +113,9 @@ class ClusterOps(object):
         self.runner.run(["create", "-f", "-"], stdin=yaml.safe_dump(manifest, default_flow_style=False))
 
     def delete_instance_group(self, cluster, name):
-        """``kops delete instancegroup NAME --name CLUSTER --yes`` (deletes its cloud resources at once)."""
-        self._writing(spec=True)
+        """``kops delete instancegroup NAME --name CLUSTER --yes`` (deletes its cloud resources at once, so
+        it leaves nothing pending for ``spec_written``)."""
+        self._writing()
         self.runner.run(["delete", "instancegroup", name, "--name", cluster, "--yes"])
 
     def get_instance_groups(self, name):
@@ -186,10 +187,11 @@ class ClusterOps(object):
         :param plan: a plan already in hand (``kops create cluster``'s own preview); no dry run then.
         :param preview: in check mode, a callable returning the exact plan of specs check mode did not write
             (kops_preview.preview_plan); without it check mode plans the stored spec.
-        :param plan_before_apply: False skips the dry run when this run wrote the spec (``spec_written``):
-            the write already makes the run changed, so the plan only served the report; the apply
-            goes straight to ``--yes``. A run that wrote nothing always plans: the plan is what
-            says whether anything is pending (drift, or a spec written by someone else).
+        :param plan_before_apply: False skips the dry run when this run wrote a spec change the cloud does
+            not have yet (``spec_written``: create, replace, upgrade): the write already makes the run
+            changed, and ``--yes`` runs at once. The price: the plan is not reported, and ``--yes``
+            applies whatever else is pending too (drift, another run's spec) unseen. A run that wrote
+            nothing always plans: the plan is what says whether anything is pending.
         :returns: ``(plan or None, applied)``; the plan as :func:`kops_output.parse_update_plan` returns it,
             None when it was skipped.
         :raises KopsError: kops failed.

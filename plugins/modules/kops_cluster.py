@@ -267,12 +267,14 @@ changes:
   type: list
   elements: dict
 plan:
-  description: The cloud plan of C(kops update cluster) (create, modify, delete lists; modify items carry field changes).
+  description:
+    - The cloud plan of C(kops update cluster) (create, modify, delete lists; modify items carry field changes).
+    - Null when the dry run was skipped (O(plan_before_apply=false)).
   returned: when apply=true or a cluster was created
   type: dict
 plan_summary:
-  description: "One line per planned item, e.g. C(modify AutoscalingGroup/nodes...: MaxSize 2 -> 3)."
-  returned: when a plan was computed
+  description: "One line per planned item, e.g. C(modify AutoscalingGroup/nodes...: MaxSize 2 -> 3); empty when the dry run was skipped."
+  returned: when apply=true
   type: list
   elements: str
 validation:
@@ -290,8 +292,8 @@ dns_records_left:
   type: list
   elements: dict
 plan_note:
-  description: Why there is no plan (e.g. the dry run was skipped with O(plan_before_apply=false)).
-  returned: when a plan was not computed
+  description: Why RV(plan) is missing or null (the dry run skipped with O(plan_before_apply=false); in check mode, a new cluster).
+  returned: when O(apply=true) and no plan was computed
   type: str
 kops_invocations:
   description: The kops commands this run made (argv without secrets, rc, seconds).

@@ -155,17 +155,19 @@ changes:
   type: list
   elements: dict
 plan:
-  description: The cluster's cloud plan (create, modify, delete, ignored), exact in check mode too.
+  description:
+    - The cluster's cloud plan (create, modify, delete, ignored), exact in check mode too.
+    - Null when the dry run was skipped (O(plan_before_apply=false)).
   returned: when apply=true
   type: dict
 plan_summary:
-  description: "One line per planned item, e.g. C(modify AutoscalingGroup/nodes...: MaxSize 2 -> 3, MinSize 2 -> 3)."
+  description: "One line per planned item, e.g. C(modify AutoscalingGroup/nodes...: MaxSize 2 -> 3, MinSize 2 -> 3); empty when the dry run was skipped."
   returned: when apply=true
   type: list
   elements: str
 plan_note:
-  description: Why there is no plan (e.g. the dry run was skipped with O(plan_before_apply=false)).
-  returned: when a plan was not computed
+  description: Why RV(plan) is missing or null (the dry run skipped with O(plan_before_apply=false); in check mode, a new cluster).
+  returned: when O(apply=true) and no plan was computed
   type: str
 kops_invocations:
   description: The kops commands this run made (argv without secrets, rc, seconds).
