@@ -48,9 +48,16 @@ def play(emulator):
 @pytest.fixture(scope="session")
 def kops_dns(emulator_session):
     """A DNS server on port 53 answering for the emulator's zones (kops resolves its zone's NS records):
-    127.0.0.1, or 127.0.0.(53+N) for pytest-xdist worker gwN, so that parallel workers do not collide."""
+    127.0.0.1, or 127.0.0.(53+N) for pytest-xdist worker gwN, so that parallel workers do not collide.
+    ``KOPSIBLE_DNS_BASE=K`` shifts the worker addresses to 127.0.K.(53+N) (127.0.K.53 without xdist), so that
+    several test runs (separate checkouts) can share one machine."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    address = "127.0.0.%d" % (53 + int(worker[2:])) if worker.startswith("gw") else "127.0.0.1"
+    base = os.environ.get("KOPSIBLE_DNS_BASE")
+    index = int(worker[2:]) if worker.startswith("gw") else None
+    if base:
+        address = "127.0.%d.%d" % (int(base), 53 + (index or 0))
+    else:
+        address = "127.0.0.%d" % (53 + index) if index is not None else "127.0.0.1"
     dns = KopsDNS(emulator_session, address=address)
     dns.start()
     yield dns
