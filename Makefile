@@ -1,5 +1,6 @@
 # kopsible — one-command set-up. `make demo` runs the lifecycle on the local AWS emulator;
-# `make test` runs every test. Both install what is missing (venv, Python packages, kops, bind9).
+# `make test` runs every test. Both install what is missing (venv, Python packages, kops, the Kubernetes
+# control-plane binaries, bind9).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -9,7 +10,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.cache/collections
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/.cache/bin:$(PATH)
 
-.PHONY: all setup venv collection kops sysdeps demo test test-unit test-integration bench lint clean
+.PHONY: all setup venv collection kops kube sysdeps demo test test-unit test-integration bench lint clean
 
 all: test
 
@@ -28,10 +29,15 @@ collection:
 kops:
 	@scripts/ensure_kops.sh >/dev/null
 
+# The real Kubernetes control plane of the local world (kube-apiserver, kube-controller-manager,
+# kube-scheduler v1.35.4, etcd v3.6.16), built from their Go modules; reused when already built.
+kube:
+	@scripts/ensure_kube.sh
+
 sysdeps:
 	@scripts/ensure_system_deps.sh
 
-setup: venv collection kops sysdeps
+setup: venv collection kops kube sysdeps
 
 demo: setup
 	$(PY) scripts/demo.py

@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 from harness.emulator import Emulator  # noqa: E402
 from harness.kops_env import KopsDNS, lifecycle_overrides  # noqa: E402
+from harness.kube_world import KubeWorldProcess, prefix_for  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
 
 PARENT = "example.org"
@@ -43,31 +44,45 @@ def task(run, suffix):
 def main():
     import yaml
 
+    kubeconfig = os.path.join(ROOT, ".cache", "demo", "kubeconfig")
+    if os.path.exists(kubeconfig):
+        os.unlink(kubeconfig)
+    with Emulator() as emu:
+        world = KubeWorldProcess(emu, prefix_for("127.0.0.1"))
+        with KopsDNS(emu, names=world.names) as dns, world:
+            print("emulator: %s (moto server, patched where kops needs AWS behaviour: docs/emulator.md)" % emu.url)
+            print("DNS: 127.0.0.1:53 answers from the emulator's Route53 (kops resolves its zone's NS records)")
+            print("Kubernetes: each applied cluster gets a real control plane on %s.N:443 (etcd, kube-apiserver, "
+                  "kube-controller-manager, kube-scheduler v1.35.4) and a node agent for its instances; logs in %s"
+                  % (world.prefix, os.path.relpath(world.state_dir, ROOT)))
+            run, example, elapsed = lifecycle(emu, dns, world, kubeconfig, yaml)
+    print("\ndemo: done in %.0fs (emulator and control planes stopped)" % elapsed)
+
+
+def lifecycle(emu, dns, world, kubeconfig, yaml):
+    """Create the parent zone and run playbooks/lifecycle.yml; returns (run, example vars, seconds)."""
     with open(VARS_FILE) as handle:
         example = yaml.safe_load(handle)
-    with Emulator() as emu, KopsDNS(emu) as dns:
-        print("emulator: %s (moto server, patched where kops needs AWS behaviour: docs/emulator.md)" % emu.url)
-        print("DNS: 127.0.0.1:53 answers from the emulator's Route53 (kops resolves its zone's NS records)")
-        emu.client("route53").create_hosted_zone(Name=PARENT + ".", CallerReference="demo-parent")
-        print("parent zone %s created (the zone a user already has)\n" % PARENT)
+    emu.client("route53").create_hosted_zone(Name=PARENT + ".", CallerReference="demo-parent")
+    print("parent zone %s created (the zone a user already has)\n" % PARENT)
 
-        extra = lifecycle_overrides(dns, ssh_key())
-        start = time.monotonic()
-        print("running playbooks/lifecycle.yml -e @examples/vars/us-east-1-ha.yml ...", flush=True)
-        run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"), emulator=emu,
-                           extra_vars=dict(example, **extra))
-        elapsed = time.monotonic() - start
-        report(run, example, elapsed)
-        if run.failed:
-            for name, result in run.results:
-                if result.get("failed"):
-                    print("FAILED %s: %s" % (name, result.get("msg")))
-            print(run.stderr[-3000:])
-            raise SystemExit("demo: the lifecycle failed")
-    print("\ndemo: done in %.0fs (emulator stopped)" % elapsed)
+    extra = lifecycle_overrides(dns, ssh_key(), kubeconfig=kubeconfig)
+    start = time.monotonic()
+    print("running playbooks/lifecycle.yml -e @examples/vars/us-east-1-ha.yml ...", flush=True)
+    run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"), emulator=emu,
+                       extra_vars=dict(example, **extra), resolv_conf=dns.resolv_conf)
+    elapsed = time.monotonic() - start
+    report(run, example, elapsed, world)
+    if run.failed:
+        for name, result in run.results:
+            if result.get("failed"):
+                print("FAILED %s: %s" % (name, result.get("msg")))
+        print(run.stderr[-3000:])
+        raise SystemExit("demo: the lifecycle failed")
+    return run, example, elapsed
 
 
-def report(run, example, elapsed):
+def report(run, example, elapsed, world=None):
     delegation = task(run, "from its parent zone - " + example["subdomain"])
     bucket = task(run, "State store bucket " + example["state_store_bucket"])
     created = [r for n, r in run.results if n.endswith("is present") and "kops_invocations" in r]
@@ -97,6 +112,21 @@ def report(run, example, elapsed):
         for g in sorted(groups, key=lambda g: g["auto_scaling_group_name"]):
             print("      %-60s %d/%d/%d  %s" % (g["auto_scaling_group_name"], g["min_size"], g["max_size"], g["desired_capacity"],
                                               ", ".join("%s@%s" % (i["instance_id"], i["availability_zone"]) for i in g.get("instances", []))))
+    validation = (created[0].get("validation") if created else None) or {}
+    nodes = task(run, "List the nodes through the exported kubeconfig").get("resources", [])
+    if validation:
+        print("\n   kops validate cluster: %s (%d attempt(s))" % ("passed: the cluster is ready" if validation.get("ok") else
+                                                               "FAILED: %s" % validation.get("problems"), validation.get("attempts", 0)))
+        by_group = {}
+        for n in nodes:
+            by_group.setdefault(n["metadata"]["labels"].get("kops.k8s.io/instancegroup"), []).append(n)
+        print("   nodes read through the exported kubeconfig (%s):" % os.path.relpath(created[0].get("kubeconfig", {}).get("path") or "", ROOT))
+        for group, members in sorted(by_group.items()):
+            for n in members:
+                ready = [c["status"] for c in n["status"]["conditions"] if c["type"] == "Ready"]
+                print("      %-26s %-34s Ready=%s kubelet %s %s" % (group, n["metadata"]["name"], ready[0] if ready else "?",
+                                                                   n["status"]["nodeInfo"]["kubeletVersion"],
+                                                                   n["spec"]["providerID"].rsplit("/", 1)[-1]))
     scale = task(run, "Plan and apply the cluster once")
     if scale:
         print("\n== 4. scale-up (playbooks/scale_cluster.yml): %s" % ("changed" if scale.get("changed") else "unchanged"))
@@ -117,6 +147,11 @@ def report(run, example, elapsed):
     summary = {"elapsed_seconds": round(elapsed, 1), "rc": run.rc, "stats": run.stats,
                "delegation": {k: delegation.get(k) for k in ("zone_id", "name_servers", "verified")},
                "cluster_created": bool(created), "cluster_deleted": bool(deleted),
+               "validation": {"ok": validation.get("ok"), "attempts": validation.get("attempts"),
+                              "nodes": validation.get("nodes"), "failures": validation.get("failures")} if validation else None,
+               "nodes_via_kubeconfig": [{"name": n["metadata"]["name"], "group": n["metadata"]["labels"].get("kops.k8s.io/instancegroup"),
+                                         "instance": n["spec"]["providerID"].rsplit("/", 1)[-1],
+                                         "kubelet": n["status"]["nodeInfo"]["kubeletVersion"]} for n in nodes],
                "scale_plan": scale.get("plan_summary", []) if scale else [],
                "upgrade_replaced": roll.get("replaced", {}) if roll else {},
                "records_seen": [(r["name"], r["type"]) for r in records],

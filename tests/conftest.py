@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.join(ROOT, ".cache", "collections"))
 from harness.emulator import Emulator  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
 from harness.kops_env import KopsDNS, UBUNTU_AMI, module_options  # noqa: E402
+from harness.kube_world import KubeWorldProcess, prefix_for  # noqa: E402
 
 PARENT = "example.org"
 SUBDOMAIN = "kopsclustertest.example.org"
@@ -58,10 +59,30 @@ def kops_dns(emulator_session):
         address = "127.0.%d.%d" % (int(base), 53 + (index or 0))
     else:
         address = "127.0.0.%d" % (53 + index) if index is not None else "127.0.0.1"
-    dns = KopsDNS(emulator_session, address=address)
+    dns = KopsDNS(emulator_session, address=address, names=_world_names)
     dns.start()
     yield dns
     dns.stop()
+
+
+_WORLD = {}
+
+
+def _world_names():
+    """The kube world's load-balancer names for the DNS face (none before the world starts)."""
+    world = _WORLD.get("world")
+    return world.names() if world is not None else {}
+
+
+@pytest.fixture(scope="session")
+def kube_world(emulator_session, kops_dns):
+    """The Kubernetes half of the local world (tools/kube_world.py): every cluster applied in the emulator
+    gets a real control plane and node agent; its control planes listen on 127.X.Y.N (per worker)."""
+    world = KubeWorldProcess(emulator_session, prefix_for(kops_dns.address)).start()
+    _WORLD["world"] = world
+    yield world
+    _WORLD.pop("world", None)
+    world.stop()
 
 
 @pytest.fixture(scope="session")

@@ -49,9 +49,10 @@ class KopsDNS:
     """The emulator's DNS face (:class:`route53_dns.Route53DNS`) on ``address``:53, and a resolv.conf
     pointing at it for tools/kops-with-local-dns. Answers follow the emulator's zones live."""
 
-    def __init__(self, emulator, address="127.0.0.1"):
+    def __init__(self, emulator, address="127.0.0.1", names=None):
         self.emulator = emulator
         self.address = address
+        self.names = names
         self.server = None
         # one resolv.conf per address: parallel test workers each serve DNS on their own loopback address
         suffix = "" if address == "127.0.0.1" else "-" + address
@@ -61,7 +62,7 @@ class KopsDNS:
         os.makedirs(os.path.dirname(self.resolv_conf), exist_ok=True)
         with open(self.resolv_conf, "w") as handle:
             handle.write("nameserver %s\noptions attempts:3 timeout:5\n" % self.address)
-        self.server = Route53DNS(self.emulator, self.address, 53).start()
+        self.server = Route53DNS(self.emulator, self.address, 53, names=self.names).start()
         return self
 
     def sync(self):
@@ -104,11 +105,19 @@ def module_options(dns):
     }
 
 
-def lifecycle_overrides(dns, ssh_public_key):
+def lifecycle_overrides(dns, ssh_public_key, kubeconfig=None):
     """Variables that run playbooks/lifecycle.yml with examples/vars/us-east-1-ha.yml on the emulator
     (dict): kops' offline settings, the emulator's Ubuntu image and channel ``none``, DNS
-    verification against the emulator's DNS face, and a cloud-only roll (no Kubernetes API here)."""
-    return dict(module_options(dns), cluster_ssh_public_key=ssh_public_key, cluster_image=UBUNTU_AMI,
-                cluster_channel="none", verify_dns=True, dns_nameservers=[dns.address],
-                upgrade_cloudonly=True, upgrade_validate=False, upgrade_control_plane_interval="1s",
-                upgrade_node_interval="1s", upgrade_bastion_interval="1s")
+    verification against the emulator's DNS face, and a cloud-only roll.
+
+    With ``kubeconfig`` (a path; the kube world must run, tools/harness/kube_world.py), the create step
+    validates the cluster for real (``kops validate cluster`` against its control plane) and exports the
+    admin kubeconfig there, and the report lists the nodes read through it."""
+    overrides = dict(module_options(dns), cluster_ssh_public_key=ssh_public_key, cluster_image=UBUNTU_AMI,
+                     cluster_channel="none", verify_dns=True, dns_nameservers=[dns.address],
+                     upgrade_cloudonly=True, upgrade_validate=False, upgrade_control_plane_interval="1s",
+                     upgrade_node_interval="1s", upgrade_bastion_interval="1s")
+    if kubeconfig:
+        overrides.update(cluster_validate=True, cluster_validate_timeout="5m", cluster_export_kubeconfig=True,
+                         cluster_kubeconfig=kubeconfig)
+    return overrides

@@ -73,7 +73,7 @@ KOPS_MODULES = ("kops_cluster", "kops_instancegroup", "rolling_update", "kops_cl
 
 
 def run_playbook(tasks=None, playbook=None, emulator=None, check=False, diff=False, extra_vars=None,
-                 env=None, verbosity=0, timeout=1800, module_defaults=True, kops=None):
+                 env=None, verbosity=0, timeout=1800, module_defaults=True, kops=None, resolv_conf=None):
     """Run ``ansible-playbook`` on localhost and return a :class:`PlaybookRun`.
 
     :param tasks: list of task dicts; wrapped in a play on localhost with ``module_defaults`` that
@@ -83,6 +83,9 @@ def run_playbook(tasks=None, playbook=None, emulator=None, check=False, diff=Fal
     :param extra_vars: dict passed as ``-e @file``.
     :param kops: dict of options (e.g. ``kops_binary``, ``kops_env``, ``state_store``) added to the
         module_defaults of every kops module.
+    :param resolv_conf: run the whole playbook with this resolv.conf (tools/with-local-dns), so that its
+        modules resolve the emulated clusters' API names through the emulator's DNS face, as a user's
+        machine resolves them through DNS.
     """
     workdir = tempfile.mkdtemp(prefix="kopsible-play-")
     if tasks is not None:
@@ -112,6 +115,9 @@ def run_playbook(tasks=None, playbook=None, emulator=None, check=False, diff=Fal
         cmd.append("-" + "v" * verbosity)
     run_env = ansible_env(emulator, env)
     run_env["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
+    if resolv_conf:
+        cmd = [os.path.join(ROOT, "tools", "with-local-dns")] + cmd
+        run_env["KOPSIBLE_RESOLV_CONF"] = resolv_conf
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=timeout, cwd=ROOT)
     finally:

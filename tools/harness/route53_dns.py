@@ -21,10 +21,16 @@ def _norm(name):
 
 
 class Route53View:
-    """Reads the emulator's public zones through a boto3 Route53 client (one per call; thread safe)."""
+    """Reads the emulator's public zones through a boto3 Route53 client (one per call; thread safe).
 
-    def __init__(self, client_factory):
+    ``names``: a callable returning ``{dns name: IPv4 address}`` for names outside Route53 that AWS's own
+    DNS answers, here the API load balancers of the local world's clusters (their control plane's
+    address, tools/kubeworld/world.py); alias records pointing at those names answer with it too.
+    """
+
+    def __init__(self, client_factory, names=None):
         self.client_factory = client_factory
+        self.names = names or (lambda: {})
 
     def zones(self, client):
         """The emulator's public hosted zones (list of ListHostedZones items)."""
@@ -45,6 +51,12 @@ class Route53View:
         response = dns.message.make_response(query)
         question = query.question[0]
         qname, qtype = _norm(question.name.to_text()), question.rdtype
+        extra = {_norm(k): v for k, v in self.names().items()}
+        if qname in extra:
+            response.flags |= dns.flags.AA
+            if qtype == dns.rdatatype.A:
+                response.answer.append(dns.rrset.from_text_list(qname + ".", 60, "IN", "A", [extra[qname]]))
+            return response
         client = self.client_factory()
         candidates = [z for z in self.zones(client) if qname == _norm(z["Name"]) or qname.endswith("." + _norm(z["Name"]))]
         if not candidates:
@@ -53,7 +65,16 @@ class Route53View:
         zone = max(candidates, key=lambda z: len(z["Name"]))
         origin = _norm(zone["Name"])
         # moto's SOA value is not zone-file text (a printed dict): the SOA is synthesised below.
-        records = [r for r in self.records(client, zone["Id"]) if "AliasTarget" not in r and r["Type"] != "SOA"]
+        records = []
+        for r in self.records(client, zone["Id"]):
+            if r["Type"] == "SOA":
+                continue
+            if "AliasTarget" in r:  # an alias answers with its target's addresses, as Route53 does
+                target = extra.get(_norm(r["AliasTarget"].get("DNSName", "")))
+                if not target or r["Type"] != "A":
+                    continue
+                r = {"Name": r["Name"], "Type": "A", "TTL": 60, "ResourceRecords": [{"Value": target}]}
+            records.append(r)
         for rr in records:  # a delegation below this zone: answer with a referral
             name = _norm(rr["Name"])
             if rr["Type"] == "NS" and name != origin and (qname == name or qname.endswith("." + name)):
@@ -101,8 +122,8 @@ class _Handler(socketserver.BaseRequestHandler):
 class Route53DNS:
     """UDP DNS server on ``address``:``port`` answering from the emulator's Route53 (a daemon thread)."""
 
-    def __init__(self, emulator, address="127.0.0.1", port=53):
-        self.emulator, self.address, self.port = emulator, address, port
+    def __init__(self, emulator, address="127.0.0.1", port=53, names=None):
+        self.emulator, self.address, self.port, self.names = emulator, address, port, names
         self.server = None
 
     def start(self):
@@ -110,7 +131,7 @@ class Route53DNS:
         socketserver.ThreadingUDPServer.allow_reuse_address = True
         self.server = socketserver.ThreadingUDPServer((self.address, self.port), _Handler)
         self.server.daemon_threads = True
-        self.server.view = Route53View(lambda: self.emulator.client("route53"))
+        self.server.view = Route53View(lambda: self.emulator.client("route53"), self.names)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 

@@ -1,0 +1,217 @@
+"""The Kubernetes half of the local world: a real control plane (etcd, kube-apiserver,
+kube-controller-manager, kube-scheduler v1.35.4) behind every applied kops cluster, and the node agent
+standing in for its kubelets. `kops validate cluster` runs unchanged through `kops_cluster validate: true`
+and must pass, or fail naming kops' own failure; the exported admin kubeconfig reaches the API through
+DNS; the PodDisruptionBudget gate of `rolling_update` reads a budget filled by the real disruption
+controller. One applied HA cluster is shared by the tests of this file (created once)."""
+import time
+
+import pytest
+
+from conftest import CLUSTER, KopsWorld
+
+pytestmark = pytest.mark.kops
+VALIDATE = dict(name=CLUSTER, validate=True)
+
+
+@pytest.fixture(scope="module")
+def live(emulator_session, kops_dns, ssh_public_key, kube_world):
+    """The guide's HA cluster, applied once; its control plane started by the kube world."""
+    emulator_session.reset()
+    world = KopsWorld(emulator_session, kops_dns, ssh_public_key)
+    world.kube = kube_world
+    world.play = lambda tasks, **kw: _play(world, tasks, **kw)
+    created = world.play([{"name": "c", "kopsible.kops.kops_cluster": world.cluster_options(apply=True)}]).result("c")
+    assert not created.get("failed"), created.get("msg")
+    world.info = kube_world.wait_cluster(CLUSTER, timeout=120, nodes=5)
+    yield world
+    emulator_session.reset()
+
+
+def _play(world, tasks, **kwargs):
+    from harness.playbook import run_playbook
+
+    kwargs.setdefault("resolv_conf", world.dns.resolv_conf)
+    return run_playbook(tasks, emulator=world.emulator, kops=world.kops, **kwargs)
+
+
+def running_instances(world):
+    """``{instance id: group}`` of the cluster's running instances, read from the emulator."""
+    ec2 = world.emulator.client("ec2")
+    found = {}
+    for reservation in ec2.describe_instances(Filters=[{"Name": "tag:KubernetesCluster", "Values": [CLUSTER]},
+                                                       {"Name": "instance-state-name", "Values": ["running"]}])["Reservations"]:
+        for inst in reservation["Instances"]:
+            tags = {t["Key"]: t["Value"] for t in inst.get("Tags", [])}
+            found[inst["InstanceId"]] = tags.get("kops.k8s.io/instancegroup")
+    return found
+
+
+def validate(world, timeout="0s", **extra):
+    task = {"name": "v", "kopsible.kops.kops_cluster": dict(VALIDATE, validate_timeout=timeout, **extra), "ignore_errors": True}
+    return world.play([task]).result("v")
+
+
+def test_control_plane_start_and_memory(live):
+    """Started in under 10 s, under 0.6 GB, API records pointed at it (dns-controller's job)."""
+    info = live.info
+    assert info["started_seconds"] < 10, info
+    assert info["rss_bytes"] < 0.6 * 2 ** 30, info
+    r53 = live.emulator.client("route53")
+    values = {r["Name"]: [v["Value"] for v in r.get("ResourceRecords", [])]
+              for r in r53.list_resource_record_sets(HostedZoneId=live.zone_id)["ResourceRecordSets"]}
+    assert values["api.%s." % CLUSTER] == [info["address"]]
+    assert values["api.internal.%s." % CLUSTER] == [info["address"]]
+    version = live.kube.api_client(CLUSTER).call_api("/version", "GET", response_type="object", _return_http_data_only=True)
+    assert version["gitVersion"] == "v1.35.4"
+
+
+def test_validate_passes_on_fresh_ha_cluster(live):
+    result = validate(live, timeout="3m")
+    assert not result.get("failed"), result.get("msg")
+    validation = result["validation"]
+    assert validation["ok"] is True and validation["failures"] == []
+    instances = running_instances(live)
+    assert len(instances) == 5
+    nodes = validation["nodes"]
+    assert sorted(n["name"] for n in nodes) == sorted(n.metadata.name for n in live.kube.core(CLUSTER).list_node().items)
+    assert sorted(n["role"] for n in nodes) == ["control-plane"] * 3 + ["node"] * 2
+    assert all(n["status"] == "True" for n in nodes)
+    assert sorted(n["zone"] for n in nodes if n["role"] == "control-plane") == ["us-east-1a", "us-east-1b", "us-east-1c"]
+    assert validation["topology"]["problems"] == []
+
+
+def test_exported_kubeconfig_lists_running_instances_as_ready_nodes(live, tmp_path):
+    """The admin kubeconfig kops exports, used as written (server https://api.<cluster>, resolved through
+    DNS), lists exactly the running instances as Ready nodes."""
+    path = str(tmp_path / "kubeconfig")
+    result = live.play([{"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": path}},
+                        {"name": "nodes", "kubernetes.core.k8s_info": {"kind": "Node", "kubeconfig": path}}])
+    assert not result.failed, result.stdout[-3000:]
+    nodes = result.result("nodes")["resources"]
+    ids = {n["spec"]["providerID"].rsplit("/", 1)[-1]: n for n in nodes}
+    assert set(ids) == set(running_instances(live))
+    for node in nodes:
+        ready = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
+        assert ready[0]["status"] == "True", node["metadata"]["name"]
+        assert node["metadata"]["labels"]["kops.k8s.io/instancegroup"] == running_instances(live)[node["spec"]["providerID"].rsplit("/", 1)[-1]]
+        assert node["status"]["nodeInfo"]["kubeletVersion"] == "v1.34.1"
+
+
+def test_validate_fails_closed_on_not_ready_node(live):
+    core = live.kube.core(CLUSTER)
+    worker = next(n for n in core.list_node().items if "node-role.kubernetes.io/node" in n.metadata.labels)
+    live.kube.knobs(CLUSTER, not_ready_nodes=[worker.metadata.name])
+    try:
+        wait_for(lambda: not node_ready(core, worker.metadata.name))
+        result = validate(live)
+        assert result.get("failed")
+        failures = result["validation"]["failures"]
+        assert any(f["type"] == "Node" and f["name"] == worker.metadata.name for f in failures), failures
+        assert worker.metadata.name in result["msg"]
+    finally:
+        live.kube.knobs(CLUSTER)
+    wait_for(lambda: node_ready(core, worker.metadata.name))
+
+
+def test_validate_fails_closed_on_not_ready_critical_pod(live):
+    core = live.kube.core(CLUSTER)
+    worker = next(n for n in core.list_node().items if "node-role.kubernetes.io/node" in n.metadata.labels)
+    name = "kube-proxy-" + worker.metadata.name
+    core.create_namespaced_pod("kube-system", {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"k8s-app": "kube-proxy"}},
+        "spec": {"nodeName": worker.metadata.name, "priorityClassName": "system-node-critical",
+                 "tolerations": [{"operator": "Exists"}], "containers": [{"name": "kube-proxy", "image": "registry.k8s.io/kube-proxy:v1.34.1"}]}})
+    live.kube.knobs(CLUSTER, not_ready_pods=["kube-system/" + name])
+    try:
+        wait_for(lambda: core.read_namespaced_pod(name, "kube-system").status.phase == "Running")
+        result = validate(live)
+        assert result.get("failed")
+        failures = result["validation"]["failures"]
+        assert any(f["type"] == "Pod" and f["name"] == "kube-system/" + name for f in failures), failures
+        assert name in result["msg"]
+    finally:
+        live.kube.knobs(CLUSTER)
+        core.delete_namespaced_pod(name, "kube-system", grace_period_seconds=0)
+
+
+def test_validate_fails_closed_on_group_missing_a_node_then_waits_for_scale_up(live):
+    """nodes-us-east-1c scaled 0 -> 1 with the new node's joining delayed: validation without waiting fails
+    naming the group; with --wait it waits for the third node and passes."""
+    live.kube.knobs(CLUSTER, join_delay={"nodes-us-east-1c": 25})
+    try:
+        scaled = live.play([{"name": "s", "kopsible.kops.kops_instancegroup": {
+            "cluster": CLUSTER, "name": "nodes-us-east-1c", "min_size": 1, "max_size": 1, "apply": True}}]).result("s")
+        assert not scaled.get("failed"), scaled.get("msg")
+        missing = validate(live)
+        assert missing.get("failed")
+        assert any(f["type"] == "InstanceGroup" and f["name"] == "nodes-us-east-1c" for f in missing["validation"]["failures"]), missing["validation"]
+        assert "nodes-us-east-1c" in missing["msg"]
+        started = time.monotonic()
+        waited = validate(live, timeout="3m")
+        assert not waited.get("failed"), waited.get("msg")
+        assert waited["validation"]["ok"] is True
+        assert waited["validation"]["attempts"] >= 2
+        assert time.monotonic() - started > 5
+        assert sum(1 for n in waited["validation"]["nodes"] if n["role"] == "node") == 3
+    finally:
+        live.kube.knobs(CLUSTER)
+
+
+def test_pdb_gate_reads_real_disruption_budget(live, tmp_path):
+    """A Deployment whose PDB allows no disruption (filled by the real disruption controller) stops the
+    roll before anything rolls, naming the budget; relaxed, the gate lets it through."""
+    import kubernetes
+
+    api = live.kube.api_client(CLUSTER)
+    apps, policy, core = kubernetes.client.AppsV1Api(api), kubernetes.client.PolicyV1Api(api), kubernetes.client.CoreV1Api(api)
+    labels = {"app": "web"}
+    apps.create_namespaced_deployment("default", {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]}}}})
+    policy.create_namespaced_pod_disruption_budget("default", {
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web"},
+        "spec": {"minAvailable": 2, "selector": {"matchLabels": labels}}})
+    try:
+        wait_for(lambda: policy.read_namespaced_pod_disruption_budget("default", "web").status.current_healthy == 2)
+        status = policy.read_namespaced_pod_disruption_budget("default", "web").status
+        assert status.disruptions_allowed == 0 and status.expected_pods == 2
+        pods = core.list_namespaced_pod("default", label_selector="app=web").items
+        worker_nodes = {p.spec.node_name for p in pods}
+        before = running_instances(live)
+        path = str(tmp_path / "kubeconfig")
+        upgraded = live.play([
+            {"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": path}},
+            {"name": "u", "kopsible.kops.kops_cluster": {"name": CLUSTER, "kubernetes_version": "1.35.0", "apply": True}},
+            {"name": "roll", "kopsible.kops.rolling_update": {"cluster": CLUSTER, "kubeconfig": path, "instance_groups": ["nodes-us-east-1a", "nodes-us-east-1b"]},
+             "ignore_errors": True}])
+        roll = upgraded.result("roll")
+        assert roll.get("failed") and "web" in roll["msg"], roll.get("msg")
+        assert roll["pdb_check"]["checked"] is True, roll["pdb_check"]
+        blocking = roll["pdb_check"]["blocking"]
+        assert [b["name"] for b in blocking] == ["web"] and blocking[0]["disruptions_allowed"] == 0
+        assert sorted(b.split(" on ")[1] for b in blocking[0]["pods"]) == sorted(p.spec.node_name for p in pods)
+        assert worker_nodes <= set(roll["pdb_check"]["nodes"])
+        assert running_instances(live) == before  # nothing rolled
+    finally:
+        policy.delete_namespaced_pod_disruption_budget("web", "default")
+        apps.delete_namespaced_deployment("web", "default")
+
+
+def node_ready(core, name):
+    node = core.read_node(name)
+    return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or [])
+
+
+def wait_for(predicate, timeout=60, interval=0.5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if predicate():
+                return
+        except Exception:
+            pass
+        time.sleep(interval)
+    raise AssertionError("condition not met within %ss" % timeout)

@@ -1,0 +1,119 @@
+"""The Kubernetes half of the local world (tools/kube_world.py) as a child process, for tests, the
+demo and the sandbox: every kops cluster applied in the emulator gets a real control plane and a
+node agent (tools/kubeworld/), found here by cluster name."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+from .emulator import ROOT
+from .process import stop_process
+
+
+def prefix_for(dns_address):
+    """The address block (``127.X.Y``) of the control planes that go with a DNS face on ``dns_address``:
+    127.0.0.1 -> 127.1.0, 127.0.0.53 -> 127.53.0, 127.0.20.53 -> 127.53.20 (unique per test worker)."""
+    octets = dns_address.split(".")
+    return "127.%s.%s" % (octets[3], octets[2])
+
+
+class KubeWorldProcess(object):
+    """tools/kube_world.py watching ``emulator``; control planes on ``prefix``.N:443.
+
+    ``state_dir`` holds world.json, and per cluster its files, logs and knobs.json.
+    """
+
+    def __init__(self, emulator, prefix, state_dir=None):
+        self.emulator, self.prefix = emulator, prefix
+        self.state_dir = state_dir or os.path.join(ROOT, ".cache", "kube-world", prefix)
+        self.proc = None
+
+    def start(self):
+        """Start the watcher (it starts control planes on its own as clusters appear); returns self."""
+        os.makedirs(self.state_dir, exist_ok=True)
+        try:
+            os.unlink(os.path.join(self.state_dir, "world.json"))
+        except OSError:
+            pass
+        log = open(os.path.join(self.state_dir, "kube-world.log"), "ab")
+        env = dict(os.environ, **self.emulator.aws_env())
+        self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "tools", "kube_world.py"),
+                                      "--emulator-url", self.emulator.url, "--prefix", self.prefix,
+                                      "--state-dir", self.state_dir],
+                                     stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                     start_new_session=True, env=env)
+        log.close()
+        return self
+
+    def stop(self):
+        """Stop the watcher and every control plane it runs (up to 30 s)."""
+        stop_process(self.proc, grace=30)
+        self.proc = None
+
+    def state(self):
+        """world.json as a dict (``clusters``, ``failed``), or empty lists before the first pass."""
+        try:
+            with open(os.path.join(self.state_dir, "world.json")) as handle:
+                return json.load(handle)
+        except (OSError, ValueError):
+            return {"clusters": {}, "failed": {}}
+
+    def wait_cluster(self, name, timeout=90, nodes=None):
+        """Wait until cluster ``name`` has a running control plane (and, with ``nodes``, that many Nodes);
+        returns its world.json entry. Raises RuntimeError naming what was missing (and the world's errors)."""
+        deadline = time.monotonic() + timeout
+        info = None
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError("the kube world exited with %s; see %s" % (self.proc.returncode, self.log_path()))
+            state = self.state()
+            info = state.get("clusters", {}).get(name)
+            if info and info.get("alive"):
+                if nodes is None or len(self.core(name).list_node().items) >= nodes:
+                    return info
+            time.sleep(0.3)
+        raise RuntimeError("cluster %s: no control plane%s within %ss (world: %s)" % (
+            name, "" if nodes is None else " with %s nodes" % nodes, timeout, json.dumps(self.state().get("failed"))[:2000]))
+
+    def names(self):
+        """``{load balancer DNS name: control plane address}`` for the DNS face (clusters without
+        Route53 DNS reach their API through the load balancer's name)."""
+        names = {}
+        for info in self.state().get("clusters", {}).values():
+            for name in info.get("lb_names") or []:
+                names[name] = info["address"]
+        return names
+
+    def log_path(self):
+        return os.path.join(self.state_dir, "kube-world.log")
+
+    def knobs(self, name, **knobs):
+        """Set the node agent's knobs for cluster ``name`` (replacing earlier ones): ``not_ready_nodes``,
+        ``not_ready_new``, ``not_ready_pods``, ``join_delay`` (tools/kubeworld/node_agent.py)."""
+        path = os.path.join(self.state_dir, name, "knobs.json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path + ".tmp", "w") as handle:
+            json.dump(knobs, handle)
+        os.replace(path + ".tmp", path)
+
+    def admin_kubeconfig(self, name):
+        """Path of the node agent's admin kubeconfig for ``name`` (connects by address; test plumbing)."""
+        return os.path.join(self.state_dir, name, "admin.kubeconfig")
+
+    def api_client(self, name):
+        import kubernetes
+
+        return kubernetes.config.new_client_from_config(config_file=self.admin_kubeconfig(name))
+
+    def core(self, name):
+        """A kubernetes ``CoreV1Api`` on cluster ``name``'s API (the harness's own admin credential)."""
+        import kubernetes
+
+        return kubernetes.client.CoreV1Api(self.api_client(name))
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Run the Kubernetes half of the local world for one emulator, as a separate process.
+
+Usage::
+
+    python tools/kube_world.py --emulator-url http://127.0.0.1:PORT --prefix 127.1.0 --state-dir DIR
+
+Every kops cluster applied in the emulator's state stores gets a real control plane (etcd,
+kube-apiserver, kube-controller-manager, kube-scheduler from .cache/bin, built by
+scripts/ensure_kube.sh) on an address ``PREFIX.N`` port 443, and a node agent standing in for its
+kubelets; see tools/kubeworld/ and docs/emulator.md. Runs until SIGTERM/SIGINT, then stops them all.
+The AWS credentials are read from the usual environment variables.
+"""
+import argparse
+import os
+import signal
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main(argv=None):
+    """Parse arguments and watch the emulator until signalled. Returns the exit code."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--emulator-url", required=True)
+    parser.add_argument("--prefix", required=True, help="first three octets of a loopback /24, e.g. 127.1.0")
+    parser.add_argument("--state-dir", required=True)
+    parser.add_argument("--region", default=os.environ.get("AWS_REGION", "us-east-1"))
+    args = parser.parse_args(argv)
+    if not args.prefix.startswith("127.") or args.prefix.count(".") != 2:
+        parser.error("--prefix must be three octets of the loopback range, e.g. 127.1.0")
+    sys.path.insert(0, HERE)
+    import boto3
+
+    from kubeworld.world import KubeWorld
+
+    def aws(service):
+        return boto3.session.Session().client(service, endpoint_url=args.emulator_url, region_name=args.region)
+
+    world = KubeWorld(aws, args.prefix, args.state_dir)
+    signal.signal(signal.SIGTERM, lambda *a: world.stopping.set())
+    signal.signal(signal.SIGINT, lambda *a: world.stopping.set())
+    print("kube world: watching %s; control planes on %s.N:443; state in %s" % (args.emulator_url, args.prefix, args.state_dir), flush=True)
+    try:
+        world.run()
+    finally:
+        world.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

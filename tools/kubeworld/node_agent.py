@@ -1,0 +1,438 @@
+"""The node agent: what the kubelets of an emulated cluster would do, against its real API server.
+
+The emulator's instances never boot, so nothing registers Nodes or runs pods. The agent follows the
+cluster's EC2 instances in the emulator and keeps, for each running instance of a control-plane or node
+InstanceGroup (bastions never join a cluster):
+
+- one Node named by the instance's private DNS name, ``spec.providerID`` ``aws:///<zone>/<instance-id>``
+  (kops validate matches instances to Nodes by the id at its end: pkg/validation/validate_cluster.go),
+  the labels kOps nodes carry (``kops.k8s.io/instancegroup``, ``node-role.kubernetes.io/...``, zone,
+  region, instance type, hostname; the group's ``nodeLabels``; pkg/nodelabels/builder.go), the group's
+  taints, the control-plane taint, addresses = the instance's private IP and DNS name, allocatable
+  resources from the instance type, and ``nodeInfo.kubeletVersion`` = the Kubernetes version the
+  instance was launched with: its launch template version's user data carries ``NodeupConfigHash``,
+  the base64 SHA-256 of the group's ``igconfig/<role>/<group>/nodeupconfig.yaml`` as kops wrote it
+  (pkg/model/bootstrapscript.go), whose ``KubernetesVersion`` the agent finds among that object's
+  versions in the state store;
+- its Lease in ``kube-node-lease`` and its Ready condition, renewed (the node-lifecycle controller marks
+  a node NotReady about 50 s after the last renewal);
+- the pods bound to it: Pending -> Running and Ready with ``hostIP``/``podIP``; a pod being deleted
+  (graceful deletion, e.g. an eviction) is finished with a zero-grace delete, as the kubelet does once
+  its containers stop;
+- on control-plane nodes, the static pods kops validate looks for: ``kube-apiserver``,
+  ``kube-controller-manager`` and ``kube-scheduler`` in kube-system (``k8s-app`` label, priority class
+  ``system-cluster-critical``), with ``hostIP`` = the node's address.
+A Node whose instance is terminated (or gone) is deleted with its pods, as the cloud node-lifecycle
+controller does.
+
+Knobs for tests, read on each pass from the JSON file ``knobs_path`` (absent = none):
+``not_ready_nodes`` (node names or instance ids, Ready=False), ``not_ready_new`` ({group: epoch
+seconds}: instances of the group launched after that time stay NotReady), ``not_ready_pods``
+(``namespace/name``, Ready=False), ``join_delay`` ({group or ``*``: seconds after launch before the
+Node registers}).
+"""
+import base64
+import datetime
+import gzip
+import hashlib
+import json
+import re
+import threading
+import time
+import zlib
+
+import yaml
+
+CONTROL_PLANE_PODS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+# vCPUs and memory of common instance types (for allocatable; the scheduler needs some); others get 2/4Gi.
+INSTANCE_RESOURCES = {"t2.micro": (1, "1Gi"), "t2.small": (1, "2Gi"), "t2.medium": (2, "4Gi"), "t3.micro": (2, "1Gi"),
+                      "t3.small": (2, "2Gi"), "t3.medium": (2, "4Gi"), "t3.large": (2, "8Gi"), "m5.large": (2, "8Gi"),
+                      "m5.xlarge": (4, "16Gi"), "c5.large": (2, "4Gi"), "c5.xlarge": (4, "8Gi"), "c5a.large": (2, "4Gi"),
+                      "m6i.large": (2, "8Gi"), "m6g.large": (2, "8Gi"), "t4g.medium": (2, "4Gi")}
+HASH_RE = re.compile(r"NodeupConfigHash:\s*(\S+)")
+GZIP_RE = re.compile(r'echo "([A-Za-z0-9+/=]+)" \| base64 -d \| gzip -d > conf/kube_env.yaml')
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc)
+
+
+def _ts(when=None):
+    return (when or _now()).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _micro(when=None):
+    return (when or _now()).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def user_data_hash(user_data_b64):
+    """The ``NodeupConfigHash`` in a launch template's base64 user data (str), or None.
+
+    kops' user data is the nodeup script, plain or gzipped, or a MIME multipart message holding it
+    (with additional user data); ``kube_env.yaml`` is inline or gzip+base64 (compressUserData).
+    """
+    try:
+        raw = base64.b64decode(user_data_b64 or "")
+    except (ValueError, TypeError):
+        return None
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    text = raw.decode("utf-8", "replace")
+    found = HASH_RE.search(text)
+    if found:
+        return found.group(1)
+    for part in re.findall(r"Content-Transfer-Encoding: base64\s+([A-Za-z0-9+/=\s]+)", text):
+        found = user_data_hash("".join(part.split()))
+        if found:
+            return found
+    packed = GZIP_RE.search(text)
+    if packed:
+        inner = zlib.decompress(base64.b64decode(packed.group(1)), 16 + zlib.MAX_WBITS).decode("utf-8", "replace")
+        found = HASH_RE.search(inner)
+        return found.group(1) if found else None
+    return None
+
+
+class StoreView(object):
+    """The cluster's objects in its kops state store (``bucket``, key ``prefix`` ending with the cluster
+    name), read through an S3 client factory. Caches by object version."""
+
+    def __init__(self, s3_factory, bucket, prefix):
+        self.s3_factory, self.bucket, self.prefix = s3_factory, bucket, prefix.strip("/")
+        self.hash_versions = {}
+        self.seen_versions = set()
+        self.groups = {}
+        self.cluster = {}
+
+    def _get(self, s3, key, version_id=None):
+        kwargs = {"Bucket": self.bucket, "Key": key}
+        if version_id and version_id != "null":
+            kwargs["VersionId"] = version_id
+        return s3.get_object(**kwargs)["Body"].read()
+
+    def refresh(self):
+        """Re-read the cluster spec, the InstanceGroups and every version of each group's nodeup
+        config (only versions not read before)."""
+        s3 = self.s3_factory()
+        try:
+            self.cluster = yaml.safe_load(self._get(s3, self.prefix + "/config")) or {}
+        except Exception:  # the cluster was deleted meanwhile: keep what we had
+            return
+        groups = {}
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self.prefix + "/instancegroup/"):
+            for obj in page.get("Contents", []):
+                try:
+                    doc = yaml.safe_load(self._get(s3, obj["Key"])) or {}
+                except Exception:
+                    continue
+                groups[doc.get("metadata", {}).get("name") or obj["Key"].rsplit("/", 1)[-1]] = doc.get("spec") or {}
+        self.groups = groups
+        versions = []
+        paginator = s3.get_paginator("list_object_versions")
+        for page in paginator.paginate(Bucket=self.bucket, Prefix=self.prefix + "/igconfig/"):
+            versions.extend(v for v in page.get("Versions", []) if v["Key"].endswith("/nodeupconfig.yaml"))
+        for v in versions:
+            ident = (v["Key"], v.get("VersionId"), v.get("ETag"))
+            if ident in self.seen_versions:
+                continue
+            try:
+                body = self._get(s3, v["Key"], v.get("VersionId"))
+            except Exception:
+                continue
+            self.seen_versions.add(ident)
+            digest = base64.b64encode(hashlib.sha256(body).digest()).decode()
+            version = (yaml.safe_load(body) or {}).get("KubernetesVersion")
+            if version:
+                self.hash_versions[digest] = str(version).lstrip("v")
+
+    def kubernetes_version(self):
+        """The cluster spec's ``kubernetesVersion`` without a leading ``v`` (str)."""
+        return str((self.cluster.get("spec") or {}).get("kubernetesVersion") or "").lstrip("v")
+
+
+class NodeAgent(object):
+    """Stand-in kubelets for cluster ``name``.
+
+    :param core: a kubernetes ``CoreV1Api``; :param coordination: a ``CoordinationV1Api``.
+    :param aws: ``aws(service)`` -> a boto3 client for the emulator.
+    :param store: the cluster's :class:`StoreView`.
+    :param knobs_path: the knobs JSON file (module docstring).
+    """
+
+    def __init__(self, name, core, coordination, aws, store, knobs_path=None, period=0.5):
+        self.name, self.core, self.coordination, self.aws, self.store = name, core, coordination, aws, store
+        self.knobs_path, self.period = knobs_path, period
+        self.userdata_hash = {}
+        self.leases = {}
+        self.heartbeats = {}
+        self.thread = None
+        self.stopping = threading.Event()
+        self.errors = 0
+        self.last_error = None
+        self.store_refreshed = 0.0
+
+    # -- knobs ---------------------------------------------------------------------------------------
+    def knobs(self):
+        if not self.knobs_path:
+            return {}
+        try:
+            with open(self.knobs_path) as handle:
+                return json.load(handle) or {}
+        except (OSError, ValueError):
+            return {}
+
+    # -- instances -----------------------------------------------------------------------------------
+    def instances(self):
+        """Running/pending instances of the cluster: list of dicts (id, zone, type, ip, dns, group, launch)."""
+        ec2 = self.aws("ec2")
+        found = []
+        filters = [{"Name": "tag:KubernetesCluster", "Values": [self.name]},
+                   {"Name": "instance-state-name", "Values": ["pending", "running"]}]
+        for page in ec2.get_paginator("describe_instances").paginate(Filters=filters):
+            for reservation in page["Reservations"]:
+                for inst in reservation["Instances"]:
+                    tags = {t["Key"]: t["Value"] for t in inst.get("Tags", [])}
+                    group = tags.get("kops.k8s.io/instancegroup")
+                    if not group:
+                        continue
+                    found.append({"id": inst["InstanceId"], "zone": inst["Placement"]["AvailabilityZone"],
+                                  "type": inst.get("InstanceType"), "ip": inst.get("PrivateIpAddress"),
+                                  "dns": inst.get("PrivateDnsName") or "ip-%s.ec2.internal" % inst.get("PrivateIpAddress", "").replace(".", "-"),
+                                  "group": group, "launch": inst.get("LaunchTime"), "tags": tags,
+                                  "template": (tags.get("aws:ec2launchtemplate:id"), tags.get("aws:ec2launchtemplate:version"))})
+        return found
+
+    def kubelet_version(self, inst):
+        """The Kubernetes version ``inst`` was launched with (str, no ``v``), traced through its launch
+        template version's ``NodeupConfigHash``; the cluster spec's version when it cannot be traced."""
+        template_id, version = inst["template"]
+        key = (template_id, version)
+        if template_id and key not in self.userdata_hash:
+            try:
+                data = self.aws("ec2").describe_launch_template_versions(LaunchTemplateId=template_id, Versions=[str(version or "$Default")])
+                versions = data.get("LaunchTemplateVersions") or []
+                self.userdata_hash[key] = user_data_hash(versions[0]["LaunchTemplateData"].get("UserData")) if versions else None
+            except Exception:
+                self.userdata_hash[key] = None
+        digest = self.userdata_hash.get(key)
+        if digest and digest not in self.store.hash_versions:
+            self.store.refresh()
+        return self.store.hash_versions.get(digest) or self.store.kubernetes_version()
+
+    # -- desired objects -------------------------------------------------------------------------------
+    def node_object(self, inst, role, ready):
+        spec = self.store.groups.get(inst["group"], {})
+        region = inst["zone"][:-1]
+        labels = {"kops.k8s.io/instancegroup": inst["group"], "kubernetes.io/hostname": inst["dns"],
+                  "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
+                  "beta.kubernetes.io/arch": "amd64", "topology.kubernetes.io/zone": inst["zone"],
+                  "topology.kubernetes.io/region": region, "node.kubernetes.io/instance-type": inst["type"] or ""}
+        taints = [{"key": t.split("=")[0].split(":")[0], "value": (t.split("=", 1)[1].split(":")[0] if "=" in t else None),
+                   "effect": t.rsplit(":", 1)[1]} for t in spec.get("taints") or [] if ":" in t]
+        if role == "ControlPlane":
+            labels["node-role.kubernetes.io/control-plane"] = ""
+            labels["node.kubernetes.io/exclude-from-external-load-balancers"] = ""
+            taints.append({"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"})
+        else:
+            labels["node-role.kubernetes.io/node"] = ""
+        labels.update({k: str(v) for k, v in (spec.get("nodeLabels") or {}).items()})
+        cpu, memory = INSTANCE_RESOURCES.get(inst["type"], (2, "4Gi"))
+        resources = {"cpu": str(cpu), "memory": memory, "pods": "110", "ephemeral-storage": "64Gi"}
+        version = "v" + self.kubelet_version(inst)
+        return {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": inst["dns"], "labels": labels,
+                             "annotations": {"kopsible.dev/instance-id": inst["id"],
+                                             "node.alpha.kubernetes.io/ttl": "0"}},
+                "spec": {"providerID": "aws:///%s/%s" % (inst["zone"], inst["id"]), "taints": [t for t in taints if t["effect"]] or None},
+                "status": self.node_status(inst, ready, resources, version)}
+
+    def node_status(self, inst, ready, resources, version):
+        now = _ts()
+        conditions = [{"type": t, "status": "False", "reason": r, "message": m, "lastHeartbeatTime": now,
+                       "lastTransitionTime": now} for t, r, m in (
+            ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+            ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+            ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"))]
+        conditions.append({"type": "Ready", "status": "True" if ready else "False",
+                           "reason": "KubeletReady" if ready else "KubeletNotReady",
+                           "message": "kubelet is posting ready status (kopsible node agent)" if ready else
+                           "container runtime network not ready (kopsible node agent knob)",
+                           "lastHeartbeatTime": now, "lastTransitionTime": now})
+        return {"capacity": resources, "allocatable": resources, "conditions": conditions,
+                "addresses": [{"type": "InternalIP", "address": inst["ip"]}, {"type": "Hostname", "address": inst["dns"]},
+                              {"type": "InternalDNS", "address": inst["dns"]}],
+                "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+                "nodeInfo": {"kubeletVersion": version, "kubeProxyVersion": version, "machineID": inst["id"],
+                             "systemUUID": inst["id"], "bootID": inst["id"], "operatingSystem": "linux",
+                             "architecture": "amd64", "osImage": "Ubuntu 24.04 LTS (kopsible node agent)",
+                             "kernelVersion": "6.8.0", "containerRuntimeVersion": "containerd://1.7.28"}}
+
+    def static_pod(self, component, node, ip):
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "%s-%s" % (component, node), "namespace": "kube-system",
+                             "labels": {"k8s-app": component},
+                             "annotations": {"kubernetes.io/config.source": "file",
+                                             "kopsible.dev/static-pod": "node agent stand-in for the kubelet's mirror pod"}},
+                "spec": {"nodeName": node, "priorityClassName": "system-cluster-critical", "hostNetwork": True,
+                         "tolerations": [{"operator": "Exists"}],
+                         "containers": [{"name": component, "image": "registry.k8s.io/%s:v%s" % (component, self.store.kubernetes_version())}]}}
+
+    # -- one pass ------------------------------------------------------------------------------------
+    def step(self):
+        """One reconciliation pass (instances -> Nodes, leases, pods). Returns the number of Nodes kept."""
+        from kubernetes.client.rest import ApiException
+
+        knobs = self.knobs()
+        now = time.time()
+        if now - self.store_refreshed > 5:
+            self.store.refresh()
+            self.store_refreshed = now
+        wanted = {}
+        for inst in self.instances():
+            role = (self.store.groups.get(inst["group"]) or {}).get("role")
+            if role not in ("ControlPlane", "Node", "APIServer"):
+                continue
+            launched = inst["launch"].timestamp() if hasattr(inst["launch"], "timestamp") else now
+            delays = knobs.get("join_delay") or {}
+            delay = delays.get(inst["group"], delays.get("*", 0))
+            if now - launched < float(delay):
+                continue
+            new_after = (knobs.get("not_ready_new") or {}).get(inst["group"])
+            ready = not (inst["dns"] in (knobs.get("not_ready_nodes") or []) or inst["id"] in (knobs.get("not_ready_nodes") or [])
+                         or (new_after is not None and launched > float(new_after)))
+            wanted[inst["dns"]] = (inst, role, ready)
+
+        existing = {n.metadata.name: n for n in self.core.list_node().items}
+        for name, (inst, role, ready) in wanted.items():
+            node = existing.get(name)
+            if node is None:
+                body = self.node_object(inst, role, ready)
+                status = body.pop("status")
+                try:
+                    self.core.create_node(body)
+                except ApiException as exc:
+                    if exc.status != 409:
+                        raise
+                self.core.patch_node_status(name, {"status": status})
+                self.heartbeats[name] = (now, ready)
+            else:
+                last = self.heartbeats.get(name)
+                current_ready = any(c.type == "Ready" and c.status == "True" for c in (node.status.conditions or []))
+                if last is None or now - last[0] > 20 or current_ready != ready:
+                    body = self.node_object(inst, role, ready)
+                    self.core.patch_node_status(name, {"status": {"conditions": body["status"]["conditions"],
+                                                                  "nodeInfo": body["status"]["nodeInfo"]}})
+                    self.heartbeats[name] = (now, ready)
+            self.renew_lease(name, now)
+        for name, node in existing.items():
+            if name not in wanted and (node.metadata.annotations or {}).get("kopsible.dev/instance-id"):
+                self.remove_node(name)
+        self.reconcile_pods(wanted, knobs)
+        return len(wanted)
+
+    def renew_lease(self, name, now):
+        from kubernetes.client.rest import ApiException
+
+        if now - self.leases.get(name, 0) < 10:
+            return
+        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                "metadata": {"name": name, "namespace": "kube-node-lease"},
+                "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": _micro()}}
+        try:
+            self.coordination.patch_namespaced_lease(name, "kube-node-lease", {"spec": body["spec"]})
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+            self.coordination.create_namespaced_lease("kube-node-lease", body)
+        self.leases[name] = now
+
+    def remove_node(self, name):
+        from kubernetes.client.rest import ApiException
+
+        for pod in self.core.list_pod_for_all_namespaces(field_selector="spec.nodeName=" + name).items:
+            try:
+                self.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0)
+            except ApiException:
+                pass
+        try:
+            self.core.delete_node(name)
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
+        self.heartbeats.pop(name, None)
+        self.leases.pop(name, None)
+
+    def reconcile_pods(self, wanted, knobs):
+        from kubernetes.client.rest import ApiException
+
+        pods = self.core.list_pod_for_all_namespaces().items
+        present = {(p.metadata.namespace, p.metadata.name) for p in pods}
+        for name, (inst, role, ready) in wanted.items():
+            if role == "ControlPlane":
+                for component in CONTROL_PLANE_PODS:
+                    if ("kube-system", "%s-%s" % (component, name)) not in present:
+                        try:
+                            self.core.create_namespaced_pod("kube-system", self.static_pod(component, name, inst["ip"]))
+                        except ApiException as exc:
+                            if exc.status != 409:
+                                raise
+        not_ready = set(knobs.get("not_ready_pods") or [])
+        for pod in pods:
+            node = pod.spec.node_name
+            if node not in wanted:
+                continue
+            key = "%s/%s" % (pod.metadata.namespace, pod.metadata.name)
+            if pod.metadata.deletion_timestamp is not None:
+                try:
+                    self.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0)
+                except ApiException as exc:
+                    if exc.status != 404:
+                        raise
+                continue
+            pod_ready = key not in not_ready and wanted[node][2]
+            running = pod.status.phase == "Running"
+            is_ready = any(c.type == "Ready" and c.status == "True" for c in (pod.status.conditions or []))
+            if running and is_ready == pod_ready:
+                continue
+            self.core.patch_namespaced_pod_status(pod.metadata.name, pod.metadata.namespace,
+                                                  {"status": self.pod_status(pod, wanted[node][0], pod_ready)})
+
+    def pod_status(self, pod, inst, ready):
+        now = _ts()
+        host_ip = inst["ip"]
+        if pod.spec.host_network:
+            pod_ip = host_ip
+        else:
+            digest = hashlib.sha256(pod.metadata.uid.encode()).digest()
+            pod_ip = "100.96.%d.%d" % (digest[0], digest[1] % 254 + 1)
+        flag = "True" if ready else "False"
+        started = _ts(pod.status.start_time) if pod.status.start_time else now
+        return {"phase": "Running", "hostIP": host_ip, "hostIPs": [{"ip": host_ip}], "podIP": pod_ip,
+                "podIPs": [{"ip": pod_ip}], "startTime": started,
+                "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": started},
+                               {"type": "Initialized", "status": "True", "lastTransitionTime": started},
+                               {"type": "ContainersReady", "status": flag, "lastTransitionTime": now},
+                               {"type": "Ready", "status": flag, "lastTransitionTime": now}],
+                "containerStatuses": [{"name": c.name, "image": c.image, "imageID": "", "ready": ready, "restartCount": 0,
+                                       "started": True, "state": {"running": {"startedAt": started}}}
+                                      for c in pod.spec.containers]}
+
+    # -- loop ----------------------------------------------------------------------------------------
+    def run(self):
+        while not self.stopping.is_set():
+            try:
+                self.step()
+            except Exception as exc:  # an emulator or API hiccup: log, count and go on (a kubelet retries too)
+                self.errors += 1
+                self.last_error = "%s: %s" % (type(exc).__name__, exc)
+            self.stopping.wait(self.period)
+
+    def start(self):
+        self.thread = threading.Thread(target=self.run, name="node-agent-" + self.name, daemon=True)
+        self.thread.start()
+        return self
+
+    def stop(self):
+        self.stopping.set()
+        if self.thread:
+            self.thread.join(10)

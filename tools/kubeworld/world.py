@@ -1,0 +1,213 @@
+"""A real Kubernetes control plane behind every applied kops cluster of one emulator.
+
+:class:`KubeWorld` watches the emulator's S3 buckets for kops state stores. A cluster whose CA keyset
+exists (``<store>/<cluster>/pki/private/kubernetes-ca/keyset.yaml``, written by
+``kops update cluster --yes``) gets a :class:`control_plane.ControlPlane` on a loopback address of its
+own and a :class:`node_agent.NodeAgent`; a cluster whose ``config`` is gone (``kops delete cluster``)
+has them stopped. It also plays kOps' dns-controller: the cluster's API records in the emulator's
+Route53 (``api.<cluster>``, ``api.internal.<cluster>``), which kops creates with its placeholder
+address 203.0.113.123 (pkg/model/dns.go... upup/pkg/fi/cloudup/dns.go), are set to the control plane's
+address, as dns-controller sets them to the control-plane nodes' addresses in AWS.
+
+For clusters without Route53 DNS (gossip ``*.k8s.local`` or ``dns: none``) kops' kubeconfig points at
+the API load balancer's DNS name: the world lists those names in ``world.json`` and the emulator's DNS
+face answers them with the control plane's address (tools/harness/route53_dns.py).
+
+State: ``state_dir/world.json`` (clusters, addresses, start times, memory, errors), each cluster's
+files and logs under ``state_dir/<cluster>/``, knobs in ``state_dir/<cluster>/knobs.json``.
+"""
+import json
+import os
+import socket
+import threading
+import time
+
+from . import pki
+from .control_plane import ControlPlane, ControlPlaneError
+from .node_agent import NodeAgent, StoreView
+
+CA_SUFFIX = "/pki/private/kubernetes-ca/keyset.yaml"
+SA_SUFFIX = "/pki/private/service-account/keyset.yaml"
+PLACEHOLDER = "203.0.113.123"  # kops' placeholder for API records until dns-controller runs
+
+
+class Cluster(object):
+    """A running cluster of the world: its control plane, node agent and store view."""
+
+    def __init__(self, name, bucket, prefix, address, control_plane, agent, store):
+        self.name, self.bucket, self.prefix, self.address = name, bucket, prefix, address
+        self.control_plane, self.agent, self.store = control_plane, agent, store
+        self.lb_names = []
+        self.dns_updates = []
+
+
+class KubeWorld(object):
+    """Control planes for the clusters in the emulator at ``aws`` (``aws(service)`` -> boto3 client).
+
+    :param prefix: the first three octets of the addresses to use (``127.X.Y``), one per cluster.
+    :param state_dir: where files, logs and ``world.json`` go.
+    """
+
+    def __init__(self, aws, prefix, state_dir, period=1.0):
+        self.aws, self.prefix, self.state_dir, self.period = aws, prefix, state_dir, period
+        self.clusters = {}
+        self.failed = {}
+        self.stopping = threading.Event()
+        self.thread = None
+        os.makedirs(state_dir, exist_ok=True)
+
+    # -- discovery -------------------------------------------------------------------------------------
+    def discover(self):
+        """Clusters with a CA keyset and a config in any bucket: ``{(bucket, prefix): name}``."""
+        s3 = self.aws("s3")
+        found = {}
+        for bucket in s3.list_buckets().get("Buckets", []):
+            keys = set()
+            try:
+                for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket["Name"]):
+                    keys.update(obj["Key"] for obj in page.get("Contents", []))
+            except Exception:
+                continue
+            for key in keys:
+                if key.endswith(CA_SUFFIX):
+                    prefix = key[:-len(CA_SUFFIX)]
+                    if prefix + "/config" in keys and prefix + SA_SUFFIX in keys:
+                        found[(bucket["Name"], prefix)] = prefix.rsplit("/", 1)[-1]
+        return found
+
+    def _address(self):
+        used = {c.address for c in self.clusters.values()}
+        for n in range(1, 255):
+            address = "%s.%d" % (self.prefix, n)
+            if address in used:
+                continue
+            with socket.socket() as sock:
+                try:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                    sock.bind((address, 443))
+                except OSError:
+                    continue
+            return address
+        raise RuntimeError("no free address in %s.0/24" % self.prefix)
+
+    # -- start / stop one cluster --------------------------------------------------------------------
+    def start_cluster(self, bucket, prefix, name):
+        """Start the control plane and node agent of ``name``; returns the :class:`Cluster`."""
+        import kubernetes
+
+        s3 = self.aws("s3")
+        ca = pki.parse_keyset(s3.get_object(Bucket=bucket, Key=prefix + CA_SUFFIX)["Body"].read())
+        sa = pki.parse_keyset(s3.get_object(Bucket=bucket, Key=prefix + SA_SUFFIX)["Body"].read())
+        store = StoreView(lambda: self.aws("s3"), bucket, prefix)
+        store.refresh()
+        networking = (store.cluster.get("spec") or {}).get("networking") or {}
+        service_range = networking.get("serviceClusterIPRange") or (store.cluster.get("spec") or {}).get("serviceClusterIPRange")
+        address = self._address()
+        workdir = os.path.join(self.state_dir, name)
+        control_plane = ControlPlane(name, address, workdir, ca, sa, service_range).start()
+        client = kubernetes.config.new_client_from_config(config_file=control_plane.admin_kubeconfig)
+        agent = NodeAgent(name, kubernetes.client.CoreV1Api(client), kubernetes.client.CoordinationV1Api(client),
+                          self.aws, store, knobs_path=os.path.join(workdir, "knobs.json")).start()
+        cluster = Cluster(name, bucket, prefix, address, control_plane, agent, store)
+        self.clusters[(bucket, prefix)] = cluster
+        return cluster
+
+    def stop_cluster(self, key):
+        cluster = self.clusters.pop(key)
+        cluster.agent.stop()
+        cluster.control_plane.stop()
+
+    # -- dns-controller --------------------------------------------------------------------------------
+    def play_dns_controller(self, cluster):
+        """Point the cluster's placeholder API records at its control plane; note its API load balancers'
+        DNS names. Returns the list of record names changed."""
+        r53 = self.aws("route53")
+        changed = []
+        names = ("api.%s." % cluster.name, "api.internal.%s." % cluster.name)
+        for zone in r53.list_hosted_zones().get("HostedZones", []):
+            zone_name = zone["Name"]
+            if not ("." + cluster.name + ".").endswith("." + zone_name):
+                continue
+            changes = []
+            for page in r53.get_paginator("list_resource_record_sets").paginate(HostedZoneId=zone["Id"]):
+                for rr in page["ResourceRecordSets"]:
+                    if rr["Name"] in names and rr["Type"] == "A" and "ResourceRecords" in rr:
+                        if [r["Value"] for r in rr["ResourceRecords"]] == [PLACEHOLDER]:
+                            changes.append({"Action": "UPSERT", "ResourceRecordSet": {
+                                "Name": rr["Name"], "Type": "A", "TTL": rr.get("TTL", 60),
+                                "ResourceRecords": [{"Value": cluster.address}]}})
+            if changes:
+                r53.change_resource_record_sets(HostedZoneId=zone["Id"], ChangeBatch={
+                    "Comment": "kopsible local world: dns-controller stand-in", "Changes": changes})
+                changed.extend(c["ResourceRecordSet"]["Name"] for c in changes)
+        lb_names = []
+        for service, key, call in (("elbv2", "LoadBalancers", "describe_load_balancers"), ("elb", "LoadBalancerDescriptions", "describe_load_balancers")):
+            try:
+                client = self.aws(service)
+                for lb in getattr(client, call)().get(key, []):
+                    arn = lb.get("LoadBalancerArn")
+                    tags = {}
+                    if arn:
+                        for desc in client.describe_tags(ResourceArns=[arn]).get("TagDescriptions", []):
+                            tags.update({t["Key"]: t["Value"] for t in desc.get("Tags", [])})
+                    else:
+                        for desc in client.describe_tags(LoadBalancerNames=[lb["LoadBalancerName"]]).get("TagDescriptions", []):
+                            tags.update({t["Key"]: t["Value"] for t in desc.get("Tags", [])})
+                    if tags.get("KubernetesCluster") == cluster.name and lb.get("DNSName"):
+                        lb_names.append(lb["DNSName"].rstrip(".").lower())
+            except Exception:
+                continue
+        cluster.lb_names = sorted(set(lb_names))
+        cluster.dns_updates.extend(changed)
+        return changed
+
+    # -- loop ----------------------------------------------------------------------------------------
+    def step(self):
+        """One pass: start new clusters, stop deleted ones, play dns-controller, write world.json."""
+        found = self.discover()
+        for key in [k for k in self.clusters if k not in found]:
+            self.stop_cluster(key)
+        for key, name in found.items():
+            if key in self.clusters or key in self.failed:
+                continue
+            try:
+                self.start_cluster(key[0], key[1], name)
+            except (ControlPlaneError, ValueError, OSError, RuntimeError) as exc:
+                self.failed[key] = "%s: %s" % (type(exc).__name__, exc)
+        for key in [k for k in self.failed if k not in found]:
+            self.failed.pop(key)
+        for cluster in self.clusters.values():
+            self.play_dns_controller(cluster)
+        self.write_state()
+
+    def write_state(self):
+        state = {"clusters": {}, "failed": {"%s/%s" % k: v for k, v in self.failed.items()}, "updated": time.time()}
+        for (bucket, prefix), c in self.clusters.items():
+            state["clusters"][c.name] = {
+                "state_store": "s3://%s/%s" % (bucket, prefix.rsplit("/", 1)[0]) if "/" in prefix else "s3://%s" % bucket,
+                "address": c.address, "url": c.control_plane.url, "alive": c.control_plane.alive(),
+                "started_seconds": round(c.control_plane.started_seconds or 0, 2),
+                "rss_bytes": c.control_plane.rss_bytes(), "lb_names": c.lb_names, "dns_updates": c.dns_updates,
+                "admin_kubeconfig": c.control_plane.admin_kubeconfig, "workdir": c.control_plane.workdir,
+                "agent_errors": c.agent.errors, "agent_last_error": c.agent.last_error}
+        path = os.path.join(self.state_dir, "world.json")
+        with open(path + ".tmp", "w") as handle:
+            json.dump(state, handle, indent=1, default=str)
+        os.replace(path + ".tmp", path)
+
+    def run(self):
+        while not self.stopping.is_set():
+            try:
+                self.step()
+            except Exception as exc:  # keep watching; the error is visible in world.json
+                self.failed[("world", "step")] = "%s: %s" % (type(exc).__name__, exc)
+                try:
+                    self.write_state()
+                except Exception:
+                    pass
+            self.stopping.wait(self.period)
+
+    def stop(self):
+        self.stopping.set()
+        for key in list(self.clusters):
+            self.stop_cluster(key)
