@@ -243,7 +243,9 @@ class ClusterOps(object):
             return {"ok": False, "failures": [], "nodes": [], "attempts": 0,
                     "problems": ["the Kubernetes API of %s did not answer: %s" % (name, message)]}
         parsed["topology"] = kops_output.check_topology(parsed["nodes"], control_plane_zones or [], zones or [])
-        parsed["problems"] = ["%s %s: %s" % (f.get("type"), f.get("name"), f.get("message")) for f in parsed["failures"]]
+        parsed["problems"] = ["%s %s%s: %s" % (f.get("type"), f.get("name"),
+                                               " of InstanceGroup %s" % f["instance_group"] if f.get("instance_group") and f["instance_group"] != f.get("name") else "",
+                                               f.get("message")) for f in parsed["failures"]]
         parsed["problems"] += parsed["topology"]["problems"]
         parsed["ok"] = parsed["ok"] and not parsed["topology"]["problems"] and result.rc == 0
         return parsed

@@ -222,13 +222,22 @@ def parse_validate(stdout):
     """Parse ``kops validate cluster -o json`` (cmd/kops/validate_cluster.go), keeping the last attempt.
 
     :returns: ``{'failures': [...], 'nodes': [...], 'ok': bool, 'attempts': int}``; kops omits empty keys.
+        Each failure is kops' ``ValidationError`` (``type``: Node, Pod, Machine, InstanceGroup...; ``name``;
+        ``message``) with the whole InstanceGroup object kops attaches replaced by its name,
+        ``instance_group`` (pkg/validation/validate_cluster.go).
     :raises ValueError: no JSON object in the output.
     """
     objects = [o for o in parse_json_objects(stdout) if isinstance(o, dict)]
     if not objects:
         raise ValueError("kops validate printed no JSON result")
     last = objects[-1]
-    failures = last.get("failures") or []
+    failures = []
+    for failure in last.get("failures") or []:
+        failure = dict(failure)
+        group = failure.pop("instanceGroup", None)
+        if isinstance(group, dict) and (group.get("metadata") or {}).get("name"):
+            failure["instance_group"] = group["metadata"]["name"]
+        failures.append(failure)
     return {"failures": failures, "nodes": last.get("nodes") or [], "ok": not failures, "attempts": len(objects)}
 
 

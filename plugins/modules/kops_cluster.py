@@ -278,7 +278,10 @@ plan_summary:
   type: list
   elements: str
 validation:
-  description: Result of C(kops validate cluster) (failures, nodes, ok, topology).
+  description:
+    - Result of C(kops validate cluster) (failures, nodes, ok, topology, problems, attempts).
+    - Each failure is kops' own (C(type) Node, Pod, Machine, InstanceGroup..., C(name), C(message)), with the
+      InstanceGroup it concerns as C(instance_group) (its name).
   returned: when validate=true
   type: dict
 deleted_resources:

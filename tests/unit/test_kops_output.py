@@ -420,6 +420,9 @@ NODE_CP_A = {"name": "i-0971c937674caacf5", "zone": "us-east-1a", "role": "contr
 FAILURE = {"type": "InstanceGroup", "name": "nodes-us-east-1a",
            "message": "InstanceGroup \"nodes-us-east-1a\" did not have enough nodes 0 vs 1",
            "instanceGroup": {"metadata": {"name": "nodes-us-east-1a"}}}
+# what parse_validate returns for it: the attached InstanceGroup object reduced to its name
+PARSED = {"type": "InstanceGroup", "name": "nodes-us-east-1a",
+          "message": "InstanceGroup \"nodes-us-east-1a\" did not have enough nodes 0 vs 1", "instance_group": "nodes-us-east-1a"}
 
 
 def test_json_objects_concatenated():
@@ -438,7 +441,7 @@ def test_validate_success():
 
 def test_validate_failure_keys_omitted():
     result = kops_output.parse_validate(json.dumps({"failures": [FAILURE]}))
-    assert result == {"failures": [FAILURE], "nodes": [], "ok": False, "attempts": 1}
+    assert result == {"failures": [PARSED], "nodes": [], "ok": False, "attempts": 1}
     assert kops_output.parse_validate("{}") == {"failures": [], "nodes": [], "ok": True, "attempts": 1}
 
 
@@ -447,7 +450,7 @@ def test_validate_wait_keeps_last_attempt():
     stdout = json.dumps({"failures": [FAILURE], "nodes": [NODE_CP_A]}) + json.dumps({"nodes": [NODE_CP_A]})
     assert kops_output.parse_validate(stdout) == {"failures": [], "nodes": [NODE_CP_A], "ok": True, "attempts": 2}
     stdout = json.dumps({"nodes": [NODE_CP_A]}) + json.dumps({"failures": [FAILURE]})
-    assert kops_output.parse_validate(stdout) == {"failures": [FAILURE], "nodes": [], "ok": False, "attempts": 2}
+    assert kops_output.parse_validate(stdout) == {"failures": [PARSED], "nodes": [], "ok": False, "attempts": 2}
 
 
 @pytest.mark.parametrize("stdout", ["", "   \n", fixture("validate_no_api.json"), "[]"])

@@ -81,10 +81,15 @@ def user_data_hash(user_data_b64):
     found = HASH_RE.search(text)
     if found:
         return found.group(1)
-    for part in re.findall(r"Content-Transfer-Encoding: base64\s+([A-Za-z0-9+/=\s]+)", text):
-        found = user_data_hash("".join(part.split()))
-        if found:
-            return found
+    if "multipart/" in text[:2000]:  # MIME multipart: the nodeup script is one of the parts
+        import email
+
+        for part in email.message_from_string(text).walk():
+            payload = part.get_payload(decode=True)
+            if payload:
+                found = user_data_hash(base64.b64encode(payload).decode())
+                if found:
+                    return found
     packed = GZIP_RE.search(text)
     if packed:
         inner = zlib.decompress(base64.b64decode(packed.group(1)), 16 + zlib.MAX_WBITS).decode("utf-8", "replace")
@@ -289,7 +294,10 @@ class NodeAgent(object):
             self.store_refreshed = now
         wanted = {}
         for inst in self.instances():
+            # the state store keeps v1alpha2, where the control-plane role is still spelled "Master"
+            # (pkg/apis/kops/v1alpha2/instancegroup.go)
             role = (self.store.groups.get(inst["group"]) or {}).get("role")
+            role = "ControlPlane" if role == "Master" else role
             if role not in ("ControlPlane", "Node", "APIServer"):
                 continue
             launched = inst["launch"].timestamp() if hasattr(inst["launch"], "timestamp") else now

@@ -1,0 +1,107 @@
+"""Pure logic of the kube world (tools/kubeworld): kops keysets, certificates issued by the cluster CA,
+the NodeupConfigHash in kops' user data in each of its shapes."""
+import base64
+import gzip
+import hashlib
+import os
+import sys
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+
+from kubeworld import pki  # noqa: E402
+from kubeworld.node_agent import user_data_hash  # noqa: E402
+
+
+def keyset_yaml(pair, key_id="7432109876543210987", extra_old=True):
+    """A Keyset document in the shape kops writes (pkg/apis/kops/v1alpha2/keyset.go: primaryId, keys[])."""
+    keys = []
+    if extra_old:
+        old = pki.self_signed_ca("old-ca")
+        keys.append({"id": "1111", "publicMaterial": base64.b64encode(old.cert_pem).decode(),
+                     "privateMaterial": base64.b64encode(old.key_pem).decode()})
+    keys.append({"id": key_id, "publicMaterial": base64.b64encode(pair.cert_pem).decode(),
+                 "privateMaterial": base64.b64encode(pair.key_pem).decode()})
+    import yaml
+
+    return yaml.safe_dump({"apiVersion": "kops.k8s.io/v1alpha2", "kind": "Keyset", "metadata": {"name": "kubernetes-ca"},
+                           "spec": {"type": "Keypair", "primaryId": key_id, "keys": keys}})
+
+
+def test_parse_keyset_takes_the_primary_key():
+    ca = pki.self_signed_ca("kubernetes-ca")
+    parsed = pki.parse_keyset(keyset_yaml(ca))
+    assert parsed.cert_pem == ca.cert_pem and parsed.key_pem == ca.key_pem
+
+
+def test_parse_keyset_without_private_material_is_refused():
+    ca = pki.self_signed_ca("kubernetes-ca")
+    text = keyset_yaml(ca, extra_old=False).replace("privateMaterial", "otherMaterial")
+    with pytest.raises(ValueError, match="kubernetes-ca"):
+        pki.parse_keyset(text)
+
+
+def test_serving_certificate_is_signed_by_the_cluster_ca_with_the_api_names():
+    ca = pki.self_signed_ca("kubernetes-ca")
+    serving = pki.issue(ca, "kubernetes-master", server=True, dns_names=["api.c.example.org", "api.internal.c.example.org"],
+                        ip_addresses=["127.1.0.1", "100.64.0.1"])
+    ca.cert.public_key().verify(serving.cert.signature, serving.cert.tbs_certificate_bytes, ec.ECDSA(serving.cert.signature_hash_algorithm))
+    sans = serving.cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert sans.get_values_for_type(x509.DNSName) == ["api.c.example.org", "api.internal.c.example.org"]
+    assert [str(a) for a in sans.get_values_for_type(x509.IPAddress)] == ["127.1.0.1", "100.64.0.1"]
+
+
+def test_client_certificate_carries_user_and_groups_and_an_rsa_ca_signs_it():
+    # kops' CA keys are RSA (pkg/pki); the issuer must sign with whatever key type the CA has
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    ca = pki.self_signed_ca("kubernetes-ca")
+    from cryptography.hazmat.primitives import serialization
+
+    rsa_ca_cert = (x509.CertificateBuilder().subject_name(ca.cert.subject).issuer_name(ca.cert.subject)
+                   .public_key(key.public_key()).serial_number(1).not_valid_before(ca.cert.not_valid_before_utc)
+                   .not_valid_after(ca.cert.not_valid_after_utc)
+                   .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+                   .sign(key, __import__("cryptography.hazmat.primitives.hashes", fromlist=["SHA256"]).SHA256()))
+    rsa_ca = pki.Keypair(rsa_ca_cert.public_bytes(serialization.Encoding.PEM),
+                         key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    client = pki.issue(rsa_ca, "kopsible-node-agent", organizations=["system:masters"])
+    key.public_key().verify(client.cert.signature, client.cert.tbs_certificate_bytes, padding.PKCS1v15(), client.cert.signature_hash_algorithm)
+    subject = {a.oid._name: a.value for a in client.cert.subject}
+    assert subject == {"organizationName": "system:masters", "commonName": "kopsible-node-agent"}
+
+
+KUBE_ENV = "CloudProvider: aws\nClusterName: c.example.org\nInstanceGroupName: nodes-us-east-1a\nInstanceGroupRole: Node\nNodeupConfigHash: %s\n"
+
+
+def script(kube_env, compress=False):
+    """The tail of kops' nodeup script (pkg/model/resources/nodeup.go) in both of its forms."""
+    if compress:
+        packed = base64.b64encode(gzip.compress(kube_env.encode())).decode()
+        return '#!/bin/bash\nset -o errexit\necho "%s" | base64 -d | gzip -d > conf/kube_env.yaml\ndownload-release\n' % packed
+    return "#!/bin/bash\ncat > conf/kube_env.yaml << '__EOF_KUBE_ENV'\n%s__EOF_KUBE_ENV\ndownload-release\n" % kube_env
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_user_data_hash_plain_and_compressed(compress):
+    digest = base64.b64encode(hashlib.sha256(b"KubernetesVersion: 1.34.1\n").digest()).decode()
+    data = base64.b64encode(script(KUBE_ENV % digest, compress).encode()).decode()
+    assert user_data_hash(data) == digest
+
+
+def test_user_data_hash_in_a_mime_multipart_with_additional_user_data():
+    digest = "q6P1n0v3xY4m2aTq3Zk5d1W7r9s8t0u2v4w6x8y0z1A="
+    part = base64.b64encode(script(KUBE_ENV % digest).encode()).decode()
+    mime = ('Content-Type: multipart/mixed; boundary="MIMEBOUNDARY"\nMIME-Version: 1.0\n\n--MIMEBOUNDARY\n'
+            'Content-Disposition: attachment; filename="nodeup.sh"\nContent-Transfer-Encoding: base64\n'
+            'Content-Type: text/x-shellscript\nMime-Version: 1.0\n\n%s\n--MIMEBOUNDARY\n'
+            'Content-Disposition: attachment; filename="myscript.sh"\nContent-Transfer-Encoding: 7bit\n'
+            'Content-Type: text/x-shellscript\n\n#!/bin/sh\necho hello\n--MIMEBOUNDARY--\n' % part)
+    assert user_data_hash(base64.b64encode(mime.encode()).decode()) == digest
+
+
+def test_user_data_without_a_hash():
+    assert user_data_hash(base64.b64encode(b"#!/bin/sh\necho no kops here\n").decode()) is None
+    assert user_data_hash(None) is None
