@@ -34,8 +34,8 @@ def main(argv=None):
 
     from kubeworld.world import KubeWorld
 
-    def aws(service):
-        return boto3.session.Session().client(service, endpoint_url=args.emulator_url, region_name=args.region)
+    def aws(service, region=None):
+        return boto3.session.Session().client(service, endpoint_url=args.emulator_url, region_name=region or args.region)
 
     world = KubeWorld(aws, args.prefix, args.state_dir)
     signal.signal(signal.SIGTERM, lambda *a: world.stopping.set())

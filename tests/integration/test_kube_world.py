@@ -220,3 +220,25 @@ def wait_for(predicate, timeout=60, interval=0.5):
             pass
         time.sleep(interval)
     raise AssertionError("condition not met within %ss" % timeout)
+
+
+def test_validate_passes_on_gossip_cluster(live):
+    """The second guide's gossip cluster (no DNS zone): kops' kubeconfig and validation reach the API through
+    the load balancer's DNS name, which the emulator's DNS face answers with the control plane's address."""
+    name = "devops23.k8s.local"
+    options = {"name": name, "zones": ["us-east-1a", "us-east-1b"], "control_plane_zones": ["us-east-1a"], "node_count": 1,
+               "node_size": "t3.medium", "control_plane_size": "t3.medium", "kubernetes_version": "1.34.1", "channel": "none",
+               "image": live.cluster_options()["image"], "ssh_public_key": live.ssh_public_key, "apply": True}
+    created = live.play([{"name": "c", "kopsible.kops.kops_cluster": options}]).result("c")
+    assert not created.get("failed"), created.get("msg")
+    try:
+        info = live.kube.wait_cluster(name, timeout=120, nodes=2)
+        assert info["lb_names"], info
+        result = live.play([{"name": "v", "kopsible.kops.kops_cluster": {"name": name, "validate": True, "validate_timeout": "3m"},
+                             "ignore_errors": True}]).result("v")
+        assert not result.get("failed"), result.get("msg")
+        assert result["validation"]["ok"] is True
+        assert sorted(n["role"] for n in result["validation"]["nodes"]) == ["control-plane", "node"]
+    finally:
+        deleted = live.play([{"name": "d", "kopsible.kops.kops_cluster": {"name": name, "state": "absent"}}]).result("d")
+        assert not deleted.get("failed"), deleted.get("msg")

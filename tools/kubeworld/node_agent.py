@@ -150,6 +150,14 @@ class StoreView(object):
             if version:
                 self.hash_versions[digest] = str(version).lstrip("v")
 
+    def region(self):
+        """The cluster's AWS region (str or None), from its first subnet's zone (``spec.networking.subnets``
+        in kops >= 1.27, ``spec.subnets`` before)."""
+        spec = self.cluster.get("spec") or {}
+        subnets = (spec.get("networking") or {}).get("subnets") or spec.get("subnets") or []
+        zone = next((s.get("zone") for s in subnets if s.get("zone")), None)
+        return zone[:-1] if zone else None
+
     def kubernetes_version(self):
         """The cluster spec's ``kubernetesVersion`` without a leading ``v`` (str)."""
         return str((self.cluster.get("spec") or {}).get("kubernetesVersion") or "").lstrip("v")
@@ -159,7 +167,7 @@ class NodeAgent(object):
     """Stand-in kubelets for cluster ``name``.
 
     :param core: a kubernetes ``CoreV1Api``; :param coordination: a ``CoordinationV1Api``.
-    :param aws: ``aws(service)`` -> a boto3 client for the emulator.
+    :param aws: ``aws(service, region)`` -> a boto3 client for the emulator (region None: the default).
     :param store: the cluster's :class:`StoreView`.
     :param knobs_path: the knobs JSON file (module docstring).
     """
@@ -189,7 +197,7 @@ class NodeAgent(object):
     # -- instances -----------------------------------------------------------------------------------
     def instances(self):
         """Running/pending instances of the cluster: list of dicts (id, zone, type, ip, dns, group, launch)."""
-        ec2 = self.aws("ec2")
+        ec2 = self.aws("ec2", self.store.region())
         found = []
         filters = [{"Name": "tag:KubernetesCluster", "Values": [self.name]},
                    {"Name": "instance-state-name", "Values": ["pending", "running"]}]
@@ -214,7 +222,7 @@ class NodeAgent(object):
         key = (template_id, version)
         if template_id and key not in self.userdata_hash:
             try:
-                data = self.aws("ec2").describe_launch_template_versions(LaunchTemplateId=template_id, Versions=[str(version or "$Default")])
+                data = self.aws("ec2", self.store.region()).describe_launch_template_versions(LaunchTemplateId=template_id, Versions=[str(version or "$Default")])
                 versions = data.get("LaunchTemplateVersions") or []
                 self.userdata_hash[key] = user_data_hash(versions[0]["LaunchTemplateData"].get("UserData")) if versions else None
             except Exception:

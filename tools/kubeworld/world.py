@@ -42,7 +42,7 @@ class Cluster(object):
 
 
 class KubeWorld(object):
-    """Control planes for the clusters in the emulator at ``aws`` (``aws(service)`` -> boto3 client).
+    """Control planes for the clusters in the emulator at ``aws`` (``aws(service, region=None)`` -> boto3 client).
 
     :param prefix: the first three octets of the addresses to use (``127.X.Y``), one per cluster.
     :param state_dir: where files, logs and ``world.json`` go.
@@ -143,7 +143,7 @@ class KubeWorld(object):
         lb_names = []
         for service, key, call in (("elbv2", "LoadBalancers", "describe_load_balancers"), ("elb", "LoadBalancerDescriptions", "describe_load_balancers")):
             try:
-                client = self.aws(service)
+                client = self.aws(service, cluster.store.region())
                 for lb in getattr(client, call)().get(key, []):
                     arn = lb.get("LoadBalancerArn")
                     tags = {}
