@@ -16,7 +16,7 @@ description:
   - Without O(parent_zone) or O(parent_zone_id), the parent is the longest public hosted zone whose
     name encloses O(name), the rule kOps uses to find a cluster's zone.
   - Fails, naming the record and before creating anything (check mode too), when the parent zone has a
-    CNAME record at O(name): a name with a CNAME can hold no NS delegation.
+    CNAME record at O(name), since a name with a CNAME can hold no NS delegation.
   - A zone it creates gets a CallerReference of its own that every retry of the request repeats; when a
     response was lost and Route53 answers the retry with C(HostedZoneAlreadyExists), the zone the first
     attempt created is adopted (one zone, no failure).
