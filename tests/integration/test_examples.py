@@ -182,6 +182,18 @@ def test_spot_workers_example_check_mode(emulator, ssh_public_key):
         "bastions", "control-plane-eu-west-1a", "nodes-eu-west-1a", "nodes-eu-west-1b", "nodes-eu-west-1c"]
 
 
+def test_gossip_example_applies_a_name_kops_truncates_next_to_a_dash(emulator, ssh_public_key):
+    """Issue 15: examples/gossip as cluster1.k8s.local (a first label of 8 characters). kops cuts the
+    kops-controller target group name to 25 characters, which end in a dash, then adds "-" and a hash:
+    kops-controller-cluster1--<hash>. AWS accepts that name; the emulator does too now, so the apply succeeds."""
+    emulator.warm(GOSSIP_REGION)
+    run = play(emulator, "gossip", "cluster.yml", offline(emulator, ssh_public_key, cluster_name="cluster1.k8s.local"))
+    assert run.result("kopsible.kops.cluster : Cluster cluster1.k8s.local is present")["changed"] is True
+    names = [g["TargetGroupName"] for g in emulator.client("elbv2", GOSSIP_REGION).describe_target_groups()["TargetGroups"]]
+    assert [n for n in names if n.startswith("kops-controller-cluster1--")], names
+    assert all(len(n) <= 32 for n in names)
+
+
 def workers(example, **changes):
     """The example's ``workers_instance_groups`` with ``changes`` ({group name: {option: value}}) applied."""
     return [dict(g, **changes.get(g["name"], {})) for g in example["workers_instance_groups"]]
