@@ -324,3 +324,174 @@ def deleted_iam_user_does_not_break_the_state_dump():
             return []
 
     User.group_list = property(group_list)
+
+
+# elbv2:CreateTargetGroup Name, as moto 5.2.5 checks it (elbv2/models.py create_target_group) and as
+# the ELBv2 API reference states it: "can have a maximum of 32 characters, must contain only
+# alphanumeric characters or hyphens, and must not begin or end with a hyphen" (no rule on "--").
+MOTO_TARGET_GROUP_NAME_PATTERN = r"(?!.*--)(?!^-)(?!.*-$)^[A-Za-z0-9-]+$"
+AWS_TARGET_GROUP_NAME_PATTERN = r"(?!^-)(?!.*-$)^[A-Za-z0-9-]+$"
+
+
+class _ReWithAwsTargetGroupNames:
+    """The ``re`` module as moto's elbv2 models see it, with the target-group name pattern as AWS has it.
+
+    Only a ``re.match`` on moto's exact target-group pattern is changed; every other call is ``re``'s own.
+    """
+
+    def __getattr__(self, name):
+        import re
+
+        return getattr(re, name)
+
+    @staticmethod
+    def match(pattern, string, flags=0):
+        import re
+
+        if pattern == MOTO_TARGET_GROUP_NAME_PATTERN:
+            pattern = AWS_TARGET_GROUP_NAME_PATTERN
+        return re.match(pattern, string, flags)
+
+
+@patch
+def target_group_names_may_hold_consecutive_hyphens():
+    """elbv2:CreateTargetGroup with a Name holding ``--``, e.g. ``kops-controller-cluster1--a1b2c3``.
+
+    moto: an "undocumented validation" ``(?!.*--)`` refuses it (ValidationError), so a gossip cluster
+    whose first label kops truncates next to a dash (``cluster1.k8s.local``: kops-controller target
+    group ``kops-controller-cluster1--<hash>``) never gets its target group and ``update --yes`` times out.
+    AWS: at most 32 characters, alphanumerics and hyphens, not beginning or ending with a hyphen
+    (CreateTargetGroup, Name); those refusals stay.
+    """
+    from moto.elbv2 import models
+
+    models.re = _ReWithAwsTargetGroupNames()
+
+
+@patch
+def create_hosted_zone_refuses_a_repeated_caller_reference():
+    """route53:CreateHostedZone with a CallerReference already used by a hosted zone.
+
+    moto: creates a second zone, so a client retrying a request whose response was lost (botocore
+    does, on a closed connection) ends with two zones of one name.
+    AWS: HTTP 409 HostedZoneAlreadyExists ("Amazon Route 53 returns this error when a hosted zone has
+    already been created with the specified CallerReference"); the retry creates nothing.
+    """
+    from moto.route53.exceptions import Route53ClientError
+    from moto.route53.models import Route53Backend
+
+    class HostedZoneAlreadyExists(Route53ClientError):
+        def __init__(self, caller_reference):
+            super().__init__("HostedZoneAlreadyExists",
+                             "A hosted zone has already been created with the specified caller reference %r."
+                             % caller_reference)
+
+    original = Route53Backend.create_hosted_zone
+
+    def create_hosted_zone(self, name, private_zone, caller_reference=None, *args, **kwargs):
+        if caller_reference and any(z.caller_reference == caller_reference for z in self.zones.values()):
+            raise HostedZoneAlreadyExists(caller_reference)
+        return original(self, name, private_zone, caller_reference, *args, **kwargs)
+
+    Route53Backend.create_hosted_zone = create_hosted_zone
+
+
+def _merged_mixed_instances_policy(current, update):
+    """The policy an UpdateAutoScalingGroup leaves: ``current`` with the parts ``update`` names replaced.
+
+    AWS keeps what the request leaves out: a request with only InstancesDistribution fields keeps the
+    launch template and its overrides, one with only a launch template specification keeps the overrides
+    (kops sends both kinds, awstasks/autoscalinggroup.go RenderAWS). The specification is reduced to
+    the id and version so that moto resolves the template again rather than refusing id + name.
+    """
+    import copy
+
+    current_template = current.get("LaunchTemplate") or {}
+    spec = dict(current_template.get("LaunchTemplateSpecification") or {})
+    if spec.get("LaunchTemplateId"):
+        spec.pop("LaunchTemplateName", None)
+    merged = {"LaunchTemplate": {"LaunchTemplateSpecification": spec,
+                                 "Overrides": copy.deepcopy(current_template.get("Overrides") or [])},
+              "InstancesDistribution": dict(current.get("InstancesDistribution") or {})}
+    update = update or {}
+    template = update.get("LaunchTemplate") or {}
+    if template.get("LaunchTemplateSpecification"):
+        merged["LaunchTemplate"]["LaunchTemplateSpecification"] = dict(template["LaunchTemplateSpecification"])
+    if "Overrides" in template:
+        merged["LaunchTemplate"]["Overrides"] = copy.deepcopy(template["Overrides"])
+    merged["InstancesDistribution"].update(update.get("InstancesDistribution") or {})
+    return merged
+
+
+@patch
+def updating_a_group_keeps_its_mixed_instances_policy():
+    """autoscaling:UpdateAutoScalingGroup of a group that has a MixedInstancesPolicy.
+
+    moto: any update that does not restate the whole policy (a new MinSize, only InstancesDistribution,
+    only the launch template) replaces it with what the request holds, often nothing, so the group
+    shows neither a policy nor a launch template and kops' next rolling update fails ("error finding
+    launch template or configuration for autoscaling group").
+    AWS: the policy stays; the parts the request names are replaced; a LaunchTemplate or
+    LaunchConfigurationName in the request replaces the policy.
+    """
+    from moto.autoscaling.models import FakeAutoScalingGroup
+
+    original = FakeAutoScalingGroup.update
+
+    def update(self, *args, **kwargs):
+        if (self.mixed_instances_policy and not args and not kwargs.get("launch_template")
+                and not kwargs.get("launch_config_name")):
+            kwargs["mixed_instances_policy"] = _merged_mixed_instances_policy(
+                self.mixed_instances_policy, kwargs.get("mixed_instances_policy"))
+        return original(self, *args, **kwargs)
+
+    FakeAutoScalingGroup.update = update
+
+
+@patch
+def auto_scaling_group_update_stores_capacity_rebalance():
+    """autoscaling:UpdateAutoScalingGroup with CapacityRebalance, then DescribeAutoScalingGroups.
+
+    moto: CreateAutoScalingGroup stores it, UpdateAutoScalingGroup drops it, so a group whose
+    capacityRebalance changed keeps showing the old value and kops plans the change on every run.
+    AWS: stored and returned.
+    """
+    from moto.autoscaling.responses import AutoScalingResponse
+
+    original = AutoScalingResponse.update_auto_scaling_group
+
+    def update_auto_scaling_group(self):
+        response = original(self)
+        value = self._get_bool_param("CapacityRebalance", None)
+        if value is not None:
+            name = self._get_param("AutoScalingGroupName")
+            self.autoscaling_backend.describe_auto_scaling_groups([name])[0].capacity_rebalance = value
+        return response
+
+    AutoScalingResponse.update_auto_scaling_group = update_auto_scaling_group
+
+
+@patch
+def delete_key_pair_by_id():
+    """ec2:DeleteKeyPair with KeyPairId (what ``kops delete cluster`` sends, pkg/resources/aws/aws.go).
+
+    moto: reads only KeyName, so the call answers success and deletes nothing; the cluster's key pair
+    outlives the cluster.
+    AWS: KeyName or KeyPairId names the key pair to delete.
+    """
+    from moto.core.responses import ActionResult
+    from moto.ec2.responses.key_pairs import KeyPairs
+
+    original = KeyPairs.delete_key_pair
+
+    def delete_key_pair(self):
+        key_pair_id = self._get_param("KeyPairId")
+        if not key_pair_id or self._get_param("KeyName"):
+            return original(self)
+        self.error_on_dryrun()
+        for key_pair in list(self.ec2_backend.key_pairs.values()):
+            if key_pair.id == key_pair_id:
+                self.ec2_backend.delete_key_pair(key_pair.key_name)
+        return ActionResult({"Return": True, "KeyPairId": key_pair_id})
+
+    KeyPairs.delete_key_pair = delete_key_pair

@@ -384,6 +384,10 @@ class FaultProxy:
     :param mix: ``{kind: weight}`` over ``throttle``, ``server``, ``drop``, ``lost``, ``busy`` (default
         ``DEFAULT_MIX``: throttle 2, server 1, drop 1).
     :param services: when given, only requests to these signing names (e.g. ``{'route53'}``) are faulted.
+    :param operations: when given, only these operations (``service:Operation``, e.g.
+        ``{'route53:CreateHostedZone'}``, as in :meth:`stats`) are faulted.
+    :param max_faults: when given, at most this many faults are injected in all (e.g. 1: lose one response,
+        then answer every retry); :meth:`reset_stats` counts afresh.
     :param latency: seconds (float, >= 0) every forwarded AWS request waits first (a modelled round trip).
     :raises ValueError: a rate outside 0..1, a negative latency or a bad mix.
 
@@ -391,7 +395,7 @@ class FaultProxy:
     """
 
     def __init__(self, upstream, rate=0.0, seed=0, mix=None, services=None, host="127.0.0.1", port=0,
-                 upstream_timeout=120.0, latency=0.0):
+                 upstream_timeout=120.0, latency=0.0, operations=None, max_faults=None):
         parsed = urllib.parse.urlsplit(upstream)
         if parsed.scheme != "http" or not parsed.hostname:
             raise ValueError("upstream: expected http://HOST:PORT, got %r" % upstream)
@@ -400,6 +404,10 @@ class FaultProxy:
         self.upstream_timeout = upstream_timeout
         self.host, self.port = host, port
         self.services = set(services) if services else None
+        self.operations = set(operations) if operations else None
+        if max_faults is not None and max_faults < 0:
+            raise ValueError("max_faults: must be 0 or more, got %s" % max_faults)
+        self.max_faults = max_faults
         self.rest_operations = RestOperations()
         self._lock = threading.Lock()
         self.latency = 0.0
@@ -445,12 +453,19 @@ class FaultProxy:
             entry["requests"] += 1
             if self.rate <= 0 or (self.services is not None and service not in self.services):
                 return None
+            if self.operations is not None and "%s:%s" % (service, operation) not in self.operations:
+                return None
+            if self.max_faults is not None and self._faults_so_far() >= self.max_faults:
+                return None
             if self._rng.random() >= self.rate:
                 return None
             kinds = [k for k in self.mix if self.mix[k] > 0]
             kind = self._rng.choices(kinds, weights=[self.mix[k] for k in kinds])[0]
             entry["faults"][kind] = entry["faults"].get(kind, 0) + 1
             return kind
+
+    def _faults_so_far(self):
+        return sum(sum(entry["faults"].values()) for entry in self._operations.values())
 
     def rng_for_fault(self):
         """A generator for the details of one fault, drawn from the seeded one (thread-safe)."""

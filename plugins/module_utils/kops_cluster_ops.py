@@ -68,12 +68,15 @@ class ClusterOps(object):
     (made lazily: only deletion checks need it). ``versions`` is a callable ``(keys) -> {url: version id}``
     (kops_state_store.object_versions); when given, :meth:`replace` first records the version of the object it
     overwrites in ``previous_versions``. ``before_write`` is called (no arguments) before every command that
-    writes the state store or the cloud (StoreGuard.take_lock: the cluster's lock)."""
+    writes the state store or the cloud (StoreGuard.take_lock: the cluster's lock). ``autoscaling`` is a
+    callable returning a boto3 Auto Scaling client: with it, :meth:`plan` reads back the group fields kops
+    lists in every plan without reading them (kops_output.settle_unread_fields)."""
 
-    def __init__(self, runner, state_store, route53=None, versions=None, before_write=None):
+    def __init__(self, runner, state_store, route53=None, versions=None, before_write=None, autoscaling=None):
         self.runner = runner
         self.state_store = state_store
         self._route53 = route53
+        self._autoscaling = autoscaling
         self._versions = versions
         self._before_write = before_write
         self.previous_versions = {}
@@ -178,8 +181,23 @@ class ClusterOps(object):
         return store_key(self.state_store, cluster, "instancegroup", name)
 
     def plan(self, name):
-        """``kops update cluster NAME`` (dry run): the parsed plan."""
-        return kops_output.parse_update_plan(self.runner.run(["update", "cluster", "--name", name]).stdout)
+        """``kops update cluster NAME`` (dry run): the parsed plan, its never-read-back group fields settled
+        against AWS when an ``autoscaling`` client factory was given."""
+        return self.settle(kops_output.parse_update_plan(self.runner.run(["update", "cluster", "--name", name]).stdout))
+
+    def settle(self, plan):
+        """:func:`kops_output.settle_unread_fields` with DescribeAutoScalingGroups (one call per group concerned)."""
+        if self._autoscaling is None:
+            return plan
+        client = []
+
+        def describe_group(group_name):
+            if not client:
+                client.append(self._autoscaling())
+            groups = client[0].describe_auto_scaling_groups(AutoScalingGroupNames=[group_name]).get("AutoScalingGroups", [])
+            return groups[0] if groups else None
+
+        return kops_output.settle_unread_fields(plan, describe_group)
 
     def plan_and_apply(self, name, check_mode, plan=None, preview=None, plan_before_apply=True):
         """Plan the cluster's cloud changes and apply them (``kops update cluster --yes``) when there are any.
@@ -197,7 +215,7 @@ class ClusterOps(object):
         :raises KopsError: kops failed.
         """
         if check_mode:
-            return (plan or (preview() if preview else self.plan(name))), False
+            return (plan or (self.settle(preview()) if preview else self.plan(name))), False
         if plan is None and self.spec_written and not plan_before_apply:
             self.apply(name)
             return None, True

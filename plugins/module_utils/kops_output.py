@@ -95,10 +95,22 @@ def parse_update_plan(stdout):
 # awstasks/sqs.go (the node-termination-handler queue). So once the cluster's tags change (e.g.
 # cloudLabels) their Tags change shows up in every dry run, on AWS as on the emulator, and
 # ``update --yes`` leaves it as it is. (The URL/SQSQueue lines are how kops prints the linked queue.)
+#
+# The AutoscalingGroup task's WarmPool field is the same kind: its Find never reads it and its RenderAWS
+# never applies it (``WarmPool *WarmPool `json:"-"```, "only used for RenderTerraform",
+# awstasks/autoscalinggroup.go); the warm pool itself is the WarmPool task, which reads AWS and lists
+# its own changes. So every plan of a group with a warm pool lists ``WarmPool <nil> -> ...``.
 NEVER_APPLIED = {
     "EventBridgeRule": frozenset(["Tags", "SQSQueue", "URL"]),
     "SQS": frozenset(["Tags", "URL"]),
+    "AutoscalingGroup": frozenset(["WarmPool"]),
 }
+
+# Fields kops v1.36.2 applies but never reads back: AutoscalingGroup.Find does not set CapacityRebalance
+# (awstasks/autoscalinggroup.go), so every plan of a group with capacityRebalance set lists
+# ``CapacityRebalance <nil> -> true`` whatever AWS holds. Whether it is a real change is read from
+# DescribeAutoScalingGroups (:func:`settle_unread_fields`); {field: AWS attribute of the group}.
+UNREAD_ASG_FIELDS = {"CapacityRebalance": "CapacityRebalance"}
 
 
 def split_never_applied(plan):
@@ -112,6 +124,32 @@ def split_never_applied(plan):
         (ignored if fields is not None and set(item["changes"]) <= fields else kept).append(item)
     plan["modify"] = kept
     plan["ignored"] = ignored
+    plan["changed"] = any(plan[key] for key in ("create", "modify", "delete"))
+    return plan
+
+
+def settle_unread_fields(plan, describe_group):
+    """Move to ``plan['ignored']`` the AutoscalingGroup modify items whose every change is to a field kops
+    never reads back (:data:`UNREAD_ASG_FIELDS`, or a :data:`NEVER_APPLIED` one) and AWS already holds the
+    new value of each such read-back field; recompute ``changed``. A real change (AWS holds another value,
+    or the group cannot be read) stays.
+
+    :param plan: a :func:`parse_update_plan` dict (changed in place and returned).
+    :param describe_group: callable ``(group name) -> DescribeAutoScalingGroups item (dict) or None``.
+    """
+    never = NEVER_APPLIED["AutoscalingGroup"]
+    kept = []
+    for item in plan.get("modify", []):
+        unread = [f for f in item["changes"] if f in UNREAD_ASG_FIELDS]
+        if item.get("type") != "AutoscalingGroup" or not unread or not set(item["changes"]) <= set(unread) | never:
+            kept.append(item)
+            continue
+        group = describe_group(item["name"])
+        held = group is not None and all(
+            "new" in item["changes"][f] and str(group.get(UNREAD_ASG_FIELDS[f])).lower() == item["changes"][f]["new"].lower()
+            for f in unread)
+        (plan["ignored"] if held else kept).append(item)
+    plan["modify"] = kept
     plan["changed"] = any(plan[key] for key in ("create", "modify", "delete"))
     return plan
 

@@ -71,6 +71,24 @@ def list_zones(client):
         kwargs = {"Marker": page["NextMarker"]}
 
 
+def zone_by_caller_reference(client, caller_reference):
+    """The :func:`zone_summary` of the zone created with ``caller_reference`` (str), or None.
+
+    Route53 answers a CreateHostedZone whose CallerReference was already used with
+    HostedZoneAlreadyExists: when that is the retry of a request whose response was lost, this
+    finds the zone the first attempt created. ListHostedZones returns each zone's CallerReference.
+    """
+    kwargs = {}
+    while True:
+        page = client.list_hosted_zones(aws_retry=True, **kwargs)
+        for zone in page.get("HostedZones", []):
+            if zone.get("CallerReference") == caller_reference:
+                return zone_summary(zone)
+        if not page.get("IsTruncated"):
+            return None
+        kwargs = {"Marker": page["NextMarker"]}
+
+
 def pick_zone(zones, name, private, zone_id=None, field="name"):
     """Choose the zone called ``name`` of the given type from ``zones``; None when there is none.
 

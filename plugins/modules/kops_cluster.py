@@ -609,7 +609,8 @@ def main():
     runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"])
     guard = StoreGuard(module, state_store, name)
     ops = ClusterOps(runner, state_store, versions=guard.versions_reader(), before_write=guard.take_lock,
-                     route53=lambda: module.client("route53", retry_decorator=route53.retry_decorator()))
+                     route53=lambda: module.client("route53", retry_decorator=route53.retry_decorator()),
+                     autoscaling=lambda: module.client("autoscaling"))
     with guard:
         try:
             result = ensure_present(module, ops, name, params, guard.s3) if params["state"] == "present" else ensure_absent(module, ops, name, params)

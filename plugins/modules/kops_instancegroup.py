@@ -316,7 +316,8 @@ def main():
     state_store = state_store_of(module)
     runner = runner_from_module(module, state_store)
     guard = StoreGuard(module, state_store, params["cluster"])
-    ops = ClusterOps(runner, state_store, versions=guard.versions_reader(), before_write=guard.take_lock)
+    ops = ClusterOps(runner, state_store, versions=guard.versions_reader(), before_write=guard.take_lock,
+                     autoscaling=lambda: module.client("autoscaling"))
     with guard:
         try:
             result, pending = ensure(module, ops, params)

@@ -15,6 +15,11 @@ description:
     When several zones share the name, it fails and asks for O(zone_id) instead of guessing.
   - Without O(parent_zone) or O(parent_zone_id), the parent is the longest public hosted zone whose
     name encloses O(name), the rule kOps uses to find a cluster's zone.
+  - Fails, naming the record and before creating anything (check mode too), when the parent zone has a
+    CNAME record at O(name), since a name with a CNAME can hold no NS delegation.
+  - A zone it creates gets a CallerReference of its own that every retry of the request repeats; when a
+    response was lost and Route53 answers the retry with C(HostedZoneAlreadyExists), the zone the first
+    attempt created is adopted (one zone, no failure).
   - With O(verify_dns=true), asks the parent zone's name servers for the NS delegation and the
     subdomain's name servers for its SOA through real DNS queries, retrying until O(verify_timeout).
   - With O(state=absent), removes the delegation from the parent and deletes the subdomain's zone
@@ -298,12 +303,29 @@ def find_child(module, zones, params):
 
 
 def create_zone(module, client, params):
-    """Create the subdomain's zone; returns its summary dict. Only called outside check mode."""
-    kwargs = dict(Name=params["name"] + ".", CallerReference="kopsible-%s" % uuid.uuid4(),
+    """Create the subdomain's zone; returns its summary dict (``change_id`` None when adopted). Only called
+    outside check mode.
+
+    One CallerReference per zone this run creates, sent unchanged by every retry (botocore's, after a
+    connection closed before the answer came, and AWSRetry's): when the first attempt's response was
+    lost, Route53 answers the retry with HostedZoneAlreadyExists and the zone it created is adopted,
+    so the run ends with one zone, not two, and not a failure.
+    """
+    caller_reference = "kopsible-%s" % uuid.uuid4()
+    kwargs = dict(Name=params["name"] + ".", CallerReference=caller_reference,
                   HostedZoneConfig={"Comment": params["comment"], "PrivateZone": params["private"]})
     if params["private"]:
         kwargs["VPC"] = {"VPCId": params["vpc_id"], "VPCRegion": params["vpc_region"] or module.region}
-    response = client.create_hosted_zone(aws_retry=True, **kwargs)
+    try:
+        response = client.create_hosted_zone(aws_retry=True, **kwargs)
+    except botocore.exceptions.ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") != "HostedZoneAlreadyExists":
+            raise
+        summary = route53.zone_by_caller_reference(client, caller_reference)
+        if summary is None:
+            raise
+        summary["change_id"] = None
+        return summary
     summary = route53.zone_summary(response["HostedZone"])
     summary["change_id"] = response["ChangeInfo"]["Id"]
     return summary
@@ -340,6 +362,21 @@ def verify(module, params, name_servers, parent_record):
     return result["ok"], result
 
 
+def refuse_cname_at_delegation(module, client, parent, name):
+    """Fail, naming the record, when the parent zone holds a CNAME at ``name``: DNS allows no other record
+    next to a CNAME (RFC 1034 3.6.2) and Route53 refuses the NS delegation (InvalidChangeBatch). Checked
+    before anything is created, in check mode too, so that no child zone is left behind undelegated."""
+    record = route53.get_record(client, parent["id"], name, "CNAME")
+    if record is None:
+        return
+    cname = route53.record_summary(record)
+    module.fail_json(
+        msg="The parent zone %s (%s) has a CNAME record %s -> %s: a name with a CNAME can hold no NS delegation, "
+            "so %s cannot be delegated; delete or rename that CNAME first (nothing was created)"
+            % (parent["name"], parent["id"], name, ", ".join(cname["values"]), name),
+        conflicting_record=cname, parent_zone_id=parent["id"], parent_zone=parent["name"], name=name, changed=False)
+
+
 def ensure_present(module, client, params):
     zones = route53.list_zones(client)
     parent = find_parent(module, zones, params)
@@ -349,6 +386,8 @@ def ensure_present(module, client, params):
         result.update(parent_zone_id=parent["id"], parent_zone=parent["name"])
     change_ids = []
     zone_before = child["id"] if child else ""
+    if parent and not params["private"]:
+        refuse_cname_at_delegation(module, client, parent, params["name"])
 
     if child is None:
         result["changed"] = True
@@ -356,7 +395,8 @@ def ensure_present(module, client, params):
             child = {"id": "", "name": params["name"], "private": params["private"]}
         else:
             child = create_zone(module, client, params)
-            change_ids.append(child["change_id"])
+            if child["change_id"]:
+                change_ids.append(child["change_id"])
     name_servers = child_name_servers(client, child) if child["id"] else []
     result.update(zone_id=child["id"], name_servers=name_servers, private=child["private"])
 

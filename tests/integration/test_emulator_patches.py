@@ -139,3 +139,109 @@ def test_iam_user_with_no_service_credentials_can_be_deleted_and_state_dumped(em
     iam.remove_user_from_group(GroupName="ops", UserName="kops")
     iam.delete_user(UserName="kops")
     assert emulator.snapshot()  # the state dump still answers after the deletion
+
+
+def refused(call, **kwargs):
+    """The AWS error code (str) of a call that must fail."""
+    with pytest.raises(botocore.exceptions.ClientError) as err:
+        call(**kwargs)
+    return err.value.response["Error"]["Code"]
+
+
+def test_target_group_names_follow_the_aws_rule(emulator):
+    ec2, elbv2 = emulator.client("ec2"), emulator.client("elbv2")
+    vpc, _ = vpc_with_subnets(ec2)
+    # kops' kops-controller target group of cluster1.k8s.local: 32 characters with "--" at the truncation
+    accepted = ["kops-controller-cluster1--a1b2c3", "tcp-api-cluster1--k8s-local-abcd", "a" * 32, "a--b---c"]
+    for name in accepted:
+        group = elbv2.create_target_group(Name=name, Protocol="TCP", Port=443, VpcId=vpc)["TargetGroups"][0]
+        assert group["TargetGroupName"] == name
+    assert sorted(g["TargetGroupName"] for g in elbv2.describe_target_groups()["TargetGroups"]) == sorted(accepted)
+    # What AWS refuses stays refused: a leading or trailing hyphen, more than 32 characters, other characters.
+    for name in ("-kops-controller", "kops-controller-", "a" * 33, "kops_controller", "kops.controller"):
+        assert refused(elbv2.create_target_group, Name=name, Protocol="TCP", Port=443, VpcId=vpc) == "ValidationError", name
+
+
+def test_create_hosted_zone_refuses_a_repeated_caller_reference(emulator):
+    r53 = emulator.client("route53")
+    zone = r53.create_hosted_zone(Name="k8s.example.com.", CallerReference="kopsible-1")["HostedZone"]
+    with pytest.raises(botocore.exceptions.ClientError) as err:
+        r53.create_hosted_zone(Name="k8s.example.com.", CallerReference="kopsible-1")
+    assert err.value.response["Error"]["Code"] == "HostedZoneAlreadyExists"
+    assert err.value.response["ResponseMetadata"]["HTTPStatusCode"] == 409
+    with pytest.raises(botocore.exceptions.ClientError):
+        r53.create_hosted_zone(Name="other.example.com.", CallerReference="kopsible-1")
+    zones = r53.list_hosted_zones()["HostedZones"]
+    assert [(z["Id"], z["CallerReference"]) for z in zones] == [(zone["Id"], "kopsible-1")]
+    # A new reference still creates a zone, of the same name too (AWS allows several zones of one name).
+    r53.create_hosted_zone(Name="k8s.example.com.", CallerReference="kopsible-2")
+    assert len(r53.list_hosted_zones()["HostedZones"]) == 2
+
+
+def spot_group(emulator, subnets, size=1, **kwargs):
+    """A group with a mixed instances policy (two types, all spot) on a template of its own; returns the template id."""
+    ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
+    ami = ec2.describe_images(Owners=["099720109477"])["Images"][0]["ImageId"]
+    template = ec2.create_launch_template(LaunchTemplateName="spot", LaunchTemplateData={
+        "ImageId": ami, "InstanceType": "t3.medium"})["LaunchTemplate"]["LaunchTemplateId"]
+    policy = {"LaunchTemplate": {"LaunchTemplateSpecification": {"LaunchTemplateId": template, "Version": "$Latest"},
+                                 "Overrides": [{"InstanceType": "t3.medium"}, {"InstanceType": "t3.large"}]},
+              "InstancesDistribution": {"OnDemandBaseCapacity": 0, "OnDemandPercentageAboveBaseCapacity": 0,
+                                        "SpotAllocationStrategy": "capacity-optimized"}}
+    asg.create_auto_scaling_group(AutoScalingGroupName="spot", MinSize=size, MaxSize=size, DesiredCapacity=size,
+                                  MixedInstancesPolicy=policy, VPCZoneIdentifier=",".join(subnets), **kwargs)
+    return template
+
+
+def describe_group(emulator, name="spot"):
+    return emulator.client("autoscaling").describe_auto_scaling_groups(AutoScalingGroupNames=[name])["AutoScalingGroups"][0]
+
+
+def test_updating_a_group_keeps_its_mixed_instances_policy(emulator):
+    ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
+    _, subnets = vpc_with_subnets(ec2)
+    template = spot_group(emulator, subnets)
+    created = describe_group(emulator)["MixedInstancesPolicy"]
+    # A size change alone (kops' scale-up) keeps the policy and launches from it.
+    asg.update_auto_scaling_group(AutoScalingGroupName="spot", MinSize=2, MaxSize=2, DesiredCapacity=2)
+    group = describe_group(emulator)
+    assert group["MixedInstancesPolicy"] == created
+    assert "LaunchTemplate" not in group and len(group["Instances"]) == 2
+    assert all(i["LaunchTemplate"]["LaunchTemplateId"] == template for i in group["Instances"])
+    # Only InstancesDistribution fields (kops: a changed spot strategy): the template and overrides stay.
+    asg.update_auto_scaling_group(AutoScalingGroupName="spot", MixedInstancesPolicy={
+        "InstancesDistribution": {"SpotAllocationStrategy": "lowest-price"}})
+    policy = describe_group(emulator)["MixedInstancesPolicy"]
+    assert policy["LaunchTemplate"] == created["LaunchTemplate"]
+    assert policy["InstancesDistribution"] == dict(created["InstancesDistribution"], SpotAllocationStrategy="lowest-price")
+    # Only the launch template specification (kops after a template change): the overrides stay.
+    asg.update_auto_scaling_group(AutoScalingGroupName="spot", MixedInstancesPolicy={"LaunchTemplate": {
+        "LaunchTemplateSpecification": {"LaunchTemplateId": template, "Version": "$Latest"}}})
+    assert describe_group(emulator)["MixedInstancesPolicy"]["LaunchTemplate"]["Overrides"] == created["LaunchTemplate"]["Overrides"]
+    # A LaunchTemplate in the request replaces the policy, as on AWS (kops when mixedInstancesPolicy is removed).
+    asg.update_auto_scaling_group(AutoScalingGroupName="spot", LaunchTemplate={"LaunchTemplateId": template, "Version": "$Latest"})
+    group = describe_group(emulator)
+    assert "MixedInstancesPolicy" not in group and group["LaunchTemplate"]["LaunchTemplateId"] == template
+
+
+def test_auto_scaling_group_update_stores_capacity_rebalance(emulator):
+    ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
+    _, subnets = vpc_with_subnets(ec2)
+    spot_group(emulator, subnets, CapacityRebalance=True)
+    assert describe_group(emulator)["CapacityRebalance"] is True
+    asg.update_auto_scaling_group(AutoScalingGroupName="spot", CapacityRebalance=False)
+    assert describe_group(emulator)["CapacityRebalance"] is False
+    asg.update_auto_scaling_group(AutoScalingGroupName="spot", MinSize=0)  # not named: unchanged
+    assert describe_group(emulator)["CapacityRebalance"] is False
+    asg.update_auto_scaling_group(AutoScalingGroupName="spot", CapacityRebalance=True)
+    assert describe_group(emulator)["CapacityRebalance"] is True
+
+
+def test_delete_key_pair_by_id(emulator):
+    ec2 = emulator.client("ec2")
+    kept = ec2.create_key_pair(KeyName="kept")["KeyPairId"]
+    doomed = ec2.create_key_pair(KeyName="kubernetes.cluster1.k8s.local-aa:bb")["KeyPairId"]
+    assert ec2.delete_key_pair(KeyPairId=doomed)["Return"] is True
+    assert [k["KeyPairId"] for k in ec2.describe_key_pairs()["KeyPairs"]] == [kept]
+    ec2.delete_key_pair(KeyName="kept")  # by name, as before
+    assert ec2.describe_key_pairs()["KeyPairs"] == []

@@ -182,6 +182,131 @@ def test_spot_workers_example_check_mode(emulator, ssh_public_key):
         "bastions", "control-plane-eu-west-1a", "nodes-eu-west-1a", "nodes-eu-west-1b", "nodes-eu-west-1c"]
 
 
+def test_gossip_example_applies_a_name_kops_truncates_next_to_a_dash(emulator, ssh_public_key):
+    """Issue 15: examples/gossip as cluster1.k8s.local (a first label of 8 characters). kops cuts the
+    kops-controller target group name to 25 characters, which end in a dash, then adds "-" and a hash:
+    kops-controller-cluster1--<hash>. AWS accepts that name; the emulator does too now, so the apply succeeds."""
+    emulator.warm(GOSSIP_REGION)
+    run = play(emulator, "gossip", "cluster.yml", offline(emulator, ssh_public_key, cluster_name="cluster1.k8s.local"))
+    assert run.result("kopsible.kops.cluster : Cluster cluster1.k8s.local is present")["changed"] is True
+    names = [g["TargetGroupName"] for g in emulator.client("elbv2", GOSSIP_REGION).describe_target_groups()["TargetGroups"]]
+    assert [n for n in names if n.startswith("kops-controller-cluster1--")], names
+    assert all(len(n) <= 32 for n in names)
+
+
+def workers(example, **changes):
+    """The example's ``workers_instance_groups`` with ``changes`` ({group name: {option: value}}) applied."""
+    return [dict(g, **changes.get(g["name"], {})) for g in example["workers_instance_groups"]]
+
+
+def group_results(run):
+    """``{group name: kops_instancegroup result}`` and the cluster plan-and-apply result of an instancegroups run."""
+    converged = run.result("kopsible.kops.instancegroups : Converge the InstanceGroups")["results"]
+    return {r["item"]["name"]: r for r in converged}, run.result("kopsible.kops.instancegroups : Plan and apply the cluster once")
+
+
+def auto_scaling_groups(emulator):
+    asg = emulator.client("autoscaling", GOSSIP_REGION)
+    return {g["AutoScalingGroupName"]: g for g in asg.describe_auto_scaling_groups()["AutoScalingGroups"]}
+
+
+def assert_unchanged(emulator, example, extra, groups):
+    """A re-run of the example with ``groups`` changes nothing: each group and the cluster plan report changed=false."""
+    results, cluster = group_results(play(emulator, "spot-workers", "workers.yml", dict(extra, workers_instance_groups=groups)))
+    assert {n: r["changed"] for n, r in results.items()} == {"spot-workers": False, "warm-workers": False}
+    assert cluster["changed"] is False, cluster.get("plan_summary")
+
+
+def test_spot_workers_example_applied_scaled_rolled_deleted(emulator, ssh_public_key):
+    """examples/spot-workers for real on the gossip example's applied cluster: apply (read back from the Auto
+    Scaling groups: mixed instances policy, spot only, capacity rebalance, warm pool and its hook), re-run
+    unchanged; scale the spot group (the policy survives the update); a launch-template change rolled cloud-only
+    (every spot instance replaced onto the new version); delete both groups, re-run unchanged; then delete the
+    cluster: no group, template or key pair is left."""
+    example = example_vars("spot-workers")
+    bucket, name = example["state_store_bucket"], example["cluster_name"]
+    spot_name, warm_name = "spot-workers." + name, "warm-workers." + name
+    emulator.warm(GOSSIP_REGION)
+    play(emulator, "gossip", "cluster.yml", offline(emulator, ssh_public_key))
+    extra = offline(emulator, ssh_public_key)
+
+    results, cluster = group_results(play(emulator, "spot-workers", "workers.yml", extra))
+    assert all(r["changed"] for r in results.values()) and cluster["changed"] is True
+    groups = auto_scaling_groups(emulator)
+    spot, warm = groups[spot_name], groups[warm_name]
+    policy = spot["MixedInstancesPolicy"]
+    assert [o["InstanceType"] for o in policy["LaunchTemplate"]["Overrides"]] == ["m5.large", "m5a.large", "m6i.large", "m6a.large"]
+    distribution = policy["InstancesDistribution"]
+    assert (int(distribution["OnDemandBaseCapacity"]), int(distribution["OnDemandPercentageAboveBaseCapacity"]),
+            distribution["SpotAllocationStrategy"]) == (0, 0, "price-capacity-optimized")
+    assert spot["CapacityRebalance"] is True and (spot["MinSize"], spot["MaxSize"], len(spot["Instances"])) == (1, 10, 1)
+    asg = emulator.client("autoscaling", GOSSIP_REGION)
+    pool = asg.describe_warm_pool(AutoScalingGroupName=warm_name)["WarmPoolConfiguration"]
+    assert (pool["MinSize"], pool["MaxGroupPreparedCapacity"]) == (1, 3)
+    hooks = asg.describe_lifecycle_hooks(AutoScalingGroupName=warm_name)["LifecycleHooks"]
+    assert ("kops-warmpool", "autoscaling:EC2_INSTANCE_LAUNCHING") in [(h["LifecycleHookName"], h["LifecycleTransition"]) for h in hooks]
+    assert "MixedInstancesPolicy" not in warm and (warm["MinSize"], warm["MaxSize"]) == (1, 6)
+    assert_unchanged(emulator, example, extra, workers(example))
+
+    # Scale the spot group: the update keeps its mixed instances policy and launches from it.
+    scaled = workers(example, **{"spot-workers": {"min_size": 2}})
+    results, cluster = group_results(play(emulator, "spot-workers", "workers.yml", dict(extra, workers_instance_groups=scaled)))
+    assert results["spot-workers"]["changed"] is True and results["warm-workers"]["changed"] is False
+    spot = auto_scaling_groups(emulator)[spot_name]
+    assert spot["MinSize"] == 2 and len(spot["Instances"]) == 2
+    assert spot["MixedInstancesPolicy"]["LaunchTemplate"]["Overrides"] == policy["LaunchTemplate"]["Overrides"]
+    assert spot["CapacityRebalance"] is True
+    assert_unchanged(emulator, example, extra, scaled)
+
+    # A launch-template change (metadata hop limit), applied, then rolled cloud-only: every spot instance replaced.
+    hop2 = workers(example, **{"spot-workers": {"min_size": 2, "instance_metadata": {"http_tokens": "required",
+                                                                                       "http_put_response_hop_limit": 2}}})
+    results, cluster = group_results(play(emulator, "spot-workers", "workers.yml", dict(extra, workers_instance_groups=hop2)))
+    assert results["spot-workers"]["changed"] is True and cluster["changed"] is True
+    old = [i["InstanceId"] for i in auto_scaling_groups(emulator)[spot_name]["Instances"]]
+    kops = dict(cluster=name, state_store="s3://" + bucket, kops_binary=extra["kops_binary"], kops_env=extra["kops_env"],
+                region=GOSSIP_REGION, cloudonly=True, node_interval="1s")
+    roll = {"name": "roll", "kopsible.kops.rolling_update": dict(kops, instance_groups=["spot-workers"])}
+    rolled = run_playbook([roll], emulator=emulator).result("roll")
+    assert not rolled.get("failed"), rolled.get("msg")
+    assert rolled["changed"] is True and rolled["would_roll"] == ["spot-workers"]
+    spot = auto_scaling_groups(emulator)[spot_name]
+    assert len(spot["Instances"]) == 2 and not {i["InstanceId"] for i in spot["Instances"]} & set(old)
+    ec2 = emulator.client("ec2", GOSSIP_REGION)
+    template = spot["MixedInstancesPolicy"]["LaunchTemplate"]["LaunchTemplateSpecification"]["LaunchTemplateId"]
+    latest = ec2.describe_launch_templates(LaunchTemplateIds=[template])["LaunchTemplates"][0]["LatestVersionNumber"]
+    assert all(i["LaunchTemplate"]["Version"] == str(latest) for i in spot["Instances"])
+    version = ec2.describe_launch_template_versions(LaunchTemplateId=template, Versions=[str(latest)])["LaunchTemplateVersions"][0]
+    assert version["LaunchTemplateData"]["MetadataOptions"]["HttpPutResponseHopLimit"] == 2
+    again = run_playbook([roll], emulator=emulator).result("roll")
+    assert again["changed"] is False and again["would_roll"] == []
+    assert_unchanged(emulator, example, extra, hop2)
+
+    # Delete both groups (kops removes their resources); a re-run is unchanged.
+    gone = [{"name": g["name"], "state": "absent"} for g in example["workers_instance_groups"]]
+    results, cluster = group_results(play(emulator, "spot-workers", "workers.yml", dict(extra, workers_instance_groups=gone)))
+    assert all(r["changed"] for r in results.values()), {n: r.get("msg") for n, r in results.items()}
+    assert not {spot_name, warm_name} & set(auto_scaling_groups(emulator))
+    templates = [t["LaunchTemplateName"] for t in ec2.describe_launch_templates()["LaunchTemplates"]]
+    # kops deletes a group's template only when the group names it at top level (awsup/aws_cloud.go deleteGroup,
+    # asg.LaunchTemplate); a mixed-instances group names it inside its policy, so on AWS too its template stays
+    # until `kops delete cluster` (docs/emulator.md).
+    assert warm_name not in templates and spot_name in templates, templates
+    results, cluster = group_results(play(emulator, "spot-workers", "workers.yml", dict(extra, workers_instance_groups=gone)))
+    assert not any(r["changed"] for r in results.values()) and cluster["changed"] is False
+
+    # The cluster goes too, its key pair with it (kops deletes it by KeyPairId).
+    assert ec2.describe_key_pairs()["KeyPairs"]
+    delete = {"name": "delete", "kopsible.kops.kops_cluster": dict(name=name, state="absent", state_store="s3://" + bucket,
+                                                                    kops_binary=extra["kops_binary"], kops_env=extra["kops_env"],
+                                                                    region=GOSSIP_REGION)}
+    deleted = run_playbook([delete], emulator=emulator).result("delete")
+    assert not deleted.get("failed") and deleted["changed"] is True, deleted.get("msg")
+    assert auto_scaling_groups(emulator) == {}
+    assert ec2.describe_key_pairs()["KeyPairs"] == []
+    assert [t["LaunchTemplateName"] for t in ec2.describe_launch_templates()["LaunchTemplates"]] == []
+
+
 class ChinaNetwork:
     """What a user in cn-north-1 has before running examples/aws-china: a VPC (10.20.0.0/16) with an internet
     gateway, a private and a utility subnet in each of cn-north-1a/b, the private hosted zone kops.internal

@@ -198,3 +198,46 @@ def test_private_zone_with_vpc(emulator, play):
     assert zone["VPCs"][0]["VPCId"] == vpc
     assert result["delegation"] == {}
     assert play([task(private=True, vpc_id=vpc)]).result("sub")["changed"] is False
+
+
+def test_lost_create_hosted_zone_response_ends_with_one_zone(emulator):
+    """The first CreateHostedZone response is lost on the way back (the emulator created the zone);
+    botocore retries with the same CallerReference, Route53 answers HostedZoneAlreadyExists, and the
+    module adopts the zone the first attempt made: one zone, delegated, no failure; a re-run is unchanged."""
+    from harness.faults import faulty
+    from harness.playbook import run_playbook
+
+    parent_id = make_zone(emulator, "example.org")
+    with faulty(emulator, rate=1.0, mix={"lost": 1}, operations=["route53:CreateHostedZone"], max_faults=1) as proxied:
+        result = run_playbook([task(parent_zone="example.org")], emulator=proxied).result("sub")
+        stats = proxied.proxy.stats()["operations"]["route53:CreateHostedZone"]
+    assert stats == {"requests": 2, "faults": 1, "faults_by_kind": {"lost": 1}}  # the lost attempt and its retry
+    assert not result.get("failed"), result
+    assert result["changed"] is True
+    zones = zones_named(emulator, CHILD)
+    assert len(zones) == 1
+    zone_id = zones[0]["Id"].split("/")[-1]
+    assert zones[0]["CallerReference"].startswith("kopsible-")
+    assert result["zone_id"] == zone_id and result["name_servers"] == child_ns(emulator, zone_id)
+    record = ns_record(emulator, parent_id, CHILD)
+    assert sorted(r["Value"].rstrip(".") for r in record["ResourceRecords"]) == child_ns(emulator, zone_id)
+    again = run_playbook([task(parent_zone="example.org")], emulator=emulator).result("sub")
+    assert again["changed"] is False and again["zone_id"] == zone_id
+
+
+@pytest.mark.parametrize("check", [True, False], ids=["check mode", "real run"])
+def test_cname_at_the_subdomain_in_the_parent_fails_before_anything_is_created(emulator, play, check):
+    """Issue 16: a CNAME k8s.example.com -> legacy.example.net in example.com leaves no room for an NS
+    delegation of k8s.example.com; the module fails naming the CNAME, and creates no zone."""
+    parent_id = make_zone(emulator, "example.com")
+    emulator.client("route53").change_resource_record_sets(HostedZoneId=parent_id, ChangeBatch={"Changes": [{
+        "Action": "CREATE", "ResourceRecordSet": {"Name": "k8s.example.com.", "Type": "CNAME", "TTL": 300,
+                                                  "ResourceRecords": [{"Value": "legacy.example.net"}]}}]})
+    before = emulator.snapshot()
+    result = play([task(name="k8s.example.com")], check=check).result("sub")
+    assert result.get("failed") is True
+    assert "CNAME record k8s.example.com -> legacy.example.net" in result["msg"], result["msg"]
+    assert "example.com" in result["msg"] and "nothing was created" in result["msg"]
+    assert result["conflicting_record"]["values"] == ["legacy.example.net"]
+    assert zones_named(emulator, "k8s.example.com") == []
+    assert emulator.snapshot() == before

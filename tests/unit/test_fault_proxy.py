@@ -234,6 +234,28 @@ def test_dropped_connections(upstream, kind, reaches_upstream):
     assert len(Recorder.seen) == (1 if reaches_upstream else 0)
 
 
+def test_operations_and_max_faults_choose_what_is_faulted(upstream):
+    """operations: only the named ``service:Operation`` is faulted; max_faults: no fault after that many
+    (one lost CreateHostedZone response, then its retry answered); a negative max_faults is refused."""
+    with FaultProxy(upstream, rate=1.0, mix={"lost": 1}, operations=["route53:CreateHostedZone"], max_faults=1) as proxy:
+        answers = []
+        for method, path in (("GET", "/2013-04-01/hostedzone"), ("POST", "/2013-04-01/hostedzone"),
+                             ("POST", "/2013-04-01/hostedzone")):
+            conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+            conn.request(method, path, body=b"<x/>" if method == "POST" else None, headers={"Authorization": AUTH % "route53"})
+            try:
+                answers.append(conn.getresponse().status)
+            except http.client.RemoteDisconnected:
+                answers.append("lost")
+        assert answers == [200, "lost", 200]
+        stats = proxy.stats()
+        assert stats["operations"]["route53:CreateHostedZone"] == {"requests": 2, "faults": 1, "faults_by_kind": {"lost": 1}}
+        assert stats["operations"]["route53:ListHostedZones"]["faults"] == 0
+    assert len(Recorder.seen) == 3  # the lost request reached the emulator too
+    with pytest.raises(ValueError, match="max_faults"):
+        FaultProxy(upstream, max_faults=-1)
+
+
 def test_moto_api_is_never_faulted(upstream):
     with FaultProxy(upstream, rate=1.0) as proxy:
         for _ in range(20):

@@ -541,3 +541,37 @@ def test_eventbridge_tag_change_is_never_applied_by_kops_so_it_is_ignored():
     assert plan["changed"] is True
     only_tags = kops_output.parse_update_plan(text.split("\n\n  AutoscalingGroup")[0] + "\n\nMust specify --yes to apply changes\n")
     assert only_tags["changed"] is False and len(only_tags["ignored"]) == 1
+
+
+SPOT_PLAN = ("Will modify resources:\n"
+             "  AutoscalingGroup/spot-workers.demo.k8s.local\n"
+             "  \tCapacityRebalance   \t <nil> -> true\n\n"
+             "  AutoscalingGroup/warm-workers.demo.k8s.local\n"
+             "  \tWarmPool            \t <nil> -> name:warm-workers.demo.k8s.local id:warm-workers.demo.k8s.local\n\n"
+             "Must specify --yes to apply changes\n")
+
+
+def test_group_fields_kops_never_reads_back_are_settled_against_aws():
+    """kops v1.36.2 AutoscalingGroup.Find reads neither CapacityRebalance nor WarmPool: every plan lists them.
+    WarmPool (never applied by that task) is always ignored; CapacityRebalance only when AWS already holds it."""
+    plan = kops_output.parse_update_plan(SPOT_PLAN)
+    assert [i["resource"] for i in plan["ignored"]] == ["AutoscalingGroup/warm-workers.demo.k8s.local"]
+    assert plan["changed"] is True
+    asked = []
+
+    def holds(value):
+        def describe(name):
+            asked.append(name)
+            return {"AutoScalingGroupName": name, "CapacityRebalance": value}
+        return describe
+
+    settled = kops_output.settle_unread_fields(kops_output.parse_update_plan(SPOT_PLAN), holds(True))
+    assert settled["changed"] is False and settled["modify"] == [] and len(settled["ignored"]) == 2
+    assert asked == ["spot-workers.demo.k8s.local"]
+    # AWS holds another value (or no such group): a real change, kept.
+    for describe in (holds(False), lambda name: None):
+        kept = kops_output.settle_unread_fields(kops_output.parse_update_plan(SPOT_PLAN), describe)
+        assert kept["changed"] is True and [i["resource"] for i in kept["modify"]] == ["AutoscalingGroup/spot-workers.demo.k8s.local"]
+    # With another change on the same group, the item stays whatever AWS holds.
+    mixed = SPOT_PLAN.replace("<nil> -> true\n", "<nil> -> true\n  \tMinSize             \t 1 -> 2\n")
+    assert kops_output.settle_unread_fields(kops_output.parse_update_plan(mixed), holds(True))["changed"] is True
