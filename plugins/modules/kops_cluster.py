@@ -331,7 +331,7 @@ import tempfile
 
 from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rules, kops_spec, route53
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rules, kops_spec, route53
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
     ClusterOps, cluster_facts, check_version_change)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
@@ -419,6 +419,8 @@ def check_params(params, region):
         kops_rules.kubernetes_version(params["kubernetes_version"])
     if params["dns_zone"]:
         params["dns_zone"] = kops_rules.dns_zone_encloses(params["dns_zone"], name)
+    if params["cloud_labels"]:
+        kops_ig.cloud_labels(params["cloud_labels"], "cloud_labels")  # kops cluster.go validateCloudLabels
     if params["network_cidr"]:
         kops_rules.cidr(params["network_cidr"], "network_cidr")
     for field in ("admin_access", "ssh_access"):
