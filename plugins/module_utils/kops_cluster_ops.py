@@ -222,16 +222,20 @@ class ClusterOps(object):
         return {"out": out, "changed": before != after, "files": sorted(_tree_files(out))}
 
     def export_kubeconfig(self, name, path, admin, check_mode):
-        """``kops export kubecfg NAME --admin=DURATION`` into ``path``; returns ``{'path', 'changed'}`` (never the content)."""
+        """``kops export kubecfg NAME --admin=DURATION`` into ``path``; returns ``{'path', 'changed', 'user',
+        'admin_expires'}`` (never the content). ``admin_expires`` is the NotAfter of the client certificate kops
+        wrote for the cluster's user (ISO 8601, UTC), None when it cannot be read."""
         target = path or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
         if check_mode:
-            return {"path": target, "changed": True, "note": "not written in check mode"}
+            return {"path": target, "changed": True, "note": "not written in check mode", "admin_expires": None}
         before = _file_hash(target)
         args = ["export", "kubecfg", name, "--admin=%s" % admin]
         if path:
             args += ["--kubeconfig", path]
         self.runner.run(args)
-        return {"path": target, "changed": before != _file_hash(target)}
+        result = {"path": target, "changed": before != _file_hash(target)}
+        result.update(kubeconfig_credential(target, name))
+        return result
 
     def validate(self, name, wait, control_plane_zones, zones):
         """``kops validate cluster --wait DURATION -o json``; returns the parsed result plus ``problems`` (list of str)."""
@@ -268,6 +272,36 @@ class ClusterOps(object):
                 if summary["name"] == name or summary["name"].endswith("." + name):
                     left.append(summary)
         return left
+
+
+def kubeconfig_credential(path, cluster):
+    """The user kops wrote for ``cluster`` in the kubeconfig at ``path`` and when its client certificate expires:
+    ``{'user': str or None, 'admin_expires': ISO 8601 UTC str or None}`` (kops names the context and the admin user after the
+    cluster, pkg/kubeconfig/kubecfg_builder.go:111-112; the certificate's NotAfter is now + ``--admin``,
+    pkg/kubeconfig/create_kubecfg.go:169-186)."""
+    import base64
+
+    found = {"user": None, "admin_expires": None}
+    try:
+        with open(path) as handle:
+            config = yaml.safe_load(handle) or {}
+    except (IOError, OSError, yaml.YAMLError):
+        return found
+    context = next((c.get("context") or {} for c in config.get("contexts") or [] if c.get("name") == cluster), {})
+    found["user"] = context.get("user")
+    user = next((u.get("user") or {} for u in config.get("users") or [] if u.get("name") == found["user"]), {})
+    data = user.get("client-certificate-data")
+    if not data:
+        return found
+    try:
+        from cryptography import x509
+
+        cert = x509.load_pem_x509_certificate(base64.b64decode(data))
+        expires = getattr(cert, "not_valid_after_utc", None) or cert.not_valid_after
+        found["admin_expires"] = expires.strftime("%Y-%m-%dT%H:%M:%SZ")
+    except Exception:  # no cryptography, or not a PEM certificate: the expiry stays unknown (None)
+        pass
+    return found
 
 
 def _file_hash(path):

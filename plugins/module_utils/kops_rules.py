@@ -170,6 +170,18 @@ def duration_seconds(value, field):
     return sum(float(n) * _DURATION_UNITS[u] for n, dummy, u in re.findall(r"(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)", text))
 
 
+def admin_lifetime(value, field="admin"):
+    """The lifetime of the exported admin credential (``kops export kubecfg --admin=DURATION``), a Go duration
+    that is not 0: kops issues the admin certificate only when the duration is not 0
+    (pkg/kubeconfig/create_kubecfg.go:169), so ``0``/``0s`` exports a context whose user has no credential.
+    Returns the seconds (float); raises RuleError naming ``field``."""
+    seconds = duration_seconds(value, field)
+    if seconds == 0:
+        raise RuleError("%s: %r is no lifetime; kops would export a kubeconfig whose user has no credential. Give a "
+                        "duration such as 18h" % (field, value))
+    return seconds
+
+
 def control_plane_count(count, control_plane_zones):
     """``control_plane_count`` (int or None): 1 or more and odd, since each control-plane node is an etcd
     member (pkg/apis/kops/validation/validation.go validateEtcdClusterSpec: "Should be an odd number of

@@ -186,7 +186,9 @@ options:
     description: Path of the kubeconfig file to write or clean up (default kops' own, E(KUBECONFIG) or C(~/.kube/config)).
     type: path
   admin:
-    description: Lifetime of the exported admin credentials, a Go duration such as C(18h).
+    description:
+      - Lifetime of the exported admin credentials, a Go duration such as C(18h). C(0) is refused (kops would export
+        a kubeconfig without a user). The credential's expiry is returned in RV(kubeconfig.admin_expires).
     type: str
     default: 18h
 extends_documentation_fragment:
@@ -277,6 +279,22 @@ plan_summary:
   returned: when apply=true
   type: list
   elements: str
+kubeconfig:
+  description: The exported kubeconfig (never its content).
+  returned: when O(export_kubeconfig=true)
+  type: dict
+  contains:
+    path: {description: The file written., type: str}
+    changed: {description: Whether the file changed., type: bool}
+    user: {description: The kubeconfig user of the cluster's context (kops names it after the cluster)., type: str}
+    admin_expires:
+      description: When the exported admin credential expires (its client certificate's NotAfter, ISO 8601 UTC); null in check mode.
+      type: str
+      sample: "2026-12-01T17:32:05Z"
+msg:
+  description: What happened when there was nothing to do, e.g. that the cluster to delete does not exist.
+  returned: when O(state=absent) and the cluster does not exist
+  type: str
 validation:
   description: Result of C(kops validate cluster) (failures, nodes, ok, topology).
   returned: when validate=true
@@ -410,8 +428,8 @@ def check_params(params, region):
     for field in ("node_size", "control_plane_size"):
         if params[field] is not None:
             kops_rules.machine_types(params[field], field)
-    for field in ("validate_timeout", "admin"):
-        kops_rules.duration_seconds(params[field], field)
+    kops_rules.duration_seconds(params["validate_timeout"], "validate_timeout")
+    kops_rules.admin_lifetime(params["admin"])
     if params["ssh_public_key"] is not None:
         kops_rules.ssh_public_key(params["ssh_public_key"])
     kops_spec.check_spec_fields(params["spec"], kops_spec.CLUSTER_SPEC_FIELDS)
@@ -575,6 +593,7 @@ def ensure_absent(module, ops, name, params):
     result = dict(changed=False, name=name, changes=[], cluster={}, state_store=ops.state_store, kops_invocations=ops.runner.calls)
     current = ops.get_cluster(name)
     if current is None:
+        result["msg"] = "cluster %s does not exist in %s; nothing to delete" % (name, ops.state_store)
         return result
     label = params["protection_label"]
     value = (kops_spec.get_path(current, ("spec", "cloudLabels")) or {}).get(label)
