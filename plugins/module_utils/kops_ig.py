@@ -9,7 +9,8 @@ import re
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError, duration_seconds  # noqa: F401
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import IG_SPEC_FIELDS, ROLES, check_spec_fields, normalize_role
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import (
+    IG_SPEC_FIELDS, ROLES, check_spec_fields, labels_as_text, normalize_role)
 
 # Option -> v1alpha2 InstanceGroup spec field (pkg/apis/kops/v1alpha2/instancegroup.go json tags).
 IG_FIELDS = {
@@ -390,7 +391,11 @@ ROOT_VOLUME_FIELDS = {"size": "rootVolumeSize", "type": "rootVolumeType", "iops"
 
 
 def overrides(params):
-    """``{spec field: value}`` for every IG option given (not None), converted to the spec's form."""
+    """``{spec field: value}`` for every IG option given (not None), converted to the spec's form.
+
+    Dict options are patches for :func:`kops_spec.desired_object`'s merge rule: they may hold ``None`` values
+    (remove that key). ``root_volume`` becomes v1alpha2's flat ``rootVolume*`` fields, ``None`` removing one.
+    """
     result = {}
     for option, field in IG_FIELDS.items():
         value = params.get(option)
@@ -398,15 +403,48 @@ def overrides(params):
             continue
         if option == "root_volume":
             to_camel(value, option)  # unknown keys fail
-            result.update({ROOT_VOLUME_FIELDS[k]: v for k, v in value.items() if v is not None})
+            result.update({ROOT_VOLUME_FIELDS[k]: v for k, v in value.items()})
             continue
         if option in NESTED_KEYS:
             value = to_camel(value, option)
         elif option in ("node_labels", "cloud_labels"):
-            value = {str(k): str(v) for k, v in value.items()}
+            value = labels_as_text(value)
         elif option == "max_instance_lifetime":
             value = str(value)
         result[field] = value
+    return result
+
+
+def snake(name):
+    """``httpPutResponseHopLimit`` -> ``http_put_response_hop_limit`` (the inverse of :func:`camel`)."""
+    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
+
+
+def to_snake(value):
+    """Dict keys (recursively) back to the options' snake_case."""
+    if isinstance(value, list):
+        return [to_snake(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    return dict((snake(k), to_snake(v)) for k, v in value.items())
+
+
+def merged_params(params, spec):
+    """``params`` with each dict option that was given replaced by its merged value in ``spec`` (the
+    InstanceGroup spec to be stored, v1alpha2), so that the rules judge what will be stored, not only the fields
+    given (e.g. ``warm_pool: {min_size: 3}`` against a stored ``maxSize: 2``). ``max_size``/``max_price`` given or
+    not, come from ``spec`` too (the warm pool and mixed policy rules read them)."""
+    result = dict(params)
+    spec = spec or {}
+    for option, field in IG_FIELDS.items():
+        if option == "root_volume":
+            if params.get(option) is not None:
+                result[option] = dict((k, spec.get(f)) for k, f in ROOT_VOLUME_FIELDS.items() if spec.get(f) is not None)
+        elif option in ("max_size", "max_price", "min_size"):
+            result[option] = spec.get(field)
+        elif params.get(option) is not None and isinstance(params[option], dict):
+            value = spec.get(field) or {}
+            result[option] = value if option in ("node_labels", "cloud_labels") else to_snake(value)
     return result
 
 

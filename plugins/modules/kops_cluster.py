@@ -144,7 +144,10 @@ options:
     type: list
     elements: str
   cloud_labels:
-    description: Tags for every cloud resource of the cluster. On an existing cluster the given map replaces the stored one.
+    description:
+      - Tags for every cloud resource of the cluster (not C(Name), C(KubernetesCluster) or kops' own prefixes).
+      - Merged into the stored value; keys given are set, keys not given are kept,
+        a key set to C(null) is removed.
     type: dict
   api_loadbalancer_type:
     description: Type of the API load balancer.
@@ -155,8 +158,9 @@ options:
     type: str
   spec:
     description:
-      - A fragment of the Cluster C(spec) (kops.k8s.io/v1alpha2 field names) merged into the stored spec;
-        a C(null) value removes a field. Applied after creation too.
+      - A fragment of the Cluster C(spec) (kops.k8s.io/v1alpha2 field names). Applied after creation too.
+      - Merged into the stored value; keys given are set, keys not given are kept,
+        a key set to C(null) is removed. Nested dicts merge the same way; lists replace.
     type: dict
   apply:
     description: Apply the spec to the cloud (C(kops update cluster --yes)) when the plan is not empty.
