@@ -118,6 +118,11 @@ class ClusterOps(object):
         self._writing()
         self.runner.run(["delete", "instancegroup", name, "--name", cluster, "--yes"])
 
+    def get_ssh_keys(self, name):
+        """``kops get sshpublickeys NAME -o json``: list of ``{'id', 'publicKey'}`` (cmd/kops/get_sshpublickeys.go)."""
+        out = self.runner.run(["get", "sshpublickeys", name, "-o", "json"]).stdout
+        return kops_output.parse_get_json(out) if out.strip() else []
+
     def get_instance_groups(self, name):
         """The cluster's InstanceGroups (list of dicts). One kops call."""
         out = self.runner.run(["get", "instancegroups", "--name", name, "-o", "json"]).stdout
@@ -326,3 +331,102 @@ def _tree_hash(root):
         digest.update(rel.encode())
         digest.update((_file_hash(os.path.join(root, rel)) or "").encode())
     return digest.hexdigest()
+
+
+# kops_cluster's --networking values -> the v1alpha2 spec.networking key kops stores them under
+# (upup/pkg/fi/cloudup/new_cluster.go setupNetworking).
+_NETWORKING_KEYS = {"kube-router": "kuberouter", "flannel-vxlan": "flannel", "flannel-udp": "flannel",
+                    "cilium-etcd": "cilium", "cilium-eni": "cilium", "kopeio-vxlan": "kopeio",
+                    "amazon-vpc-routed-eni": "amazonvpc", "gce": "gcp"}
+
+
+def _key_text(key):
+    parts = (key or "").split()
+    return " ".join(parts[:2])
+
+
+def stored_create_options(cluster, groups, ssh_keys=None):
+    """What the create-only options of kops_cluster were for a stored cluster: ``{option: value}`` in the
+    options' own form (sets for zones), read from the Cluster and its InstanceGroups (v1alpha2 dicts) and
+    ``ssh_keys`` (``kops get sshpublickeys -o json`` items, or None when not read)."""
+    spec = (cluster or {}).get("spec") or {}
+    subnets = spec.get("subnets") or []
+    zone_of = dict((s.get("name"), s.get("zone")) for s in subnets)
+    by_role = {"ControlPlane": [], "Node": []}
+    for group in (groups or {}).values():
+        gspec = group.get("spec") or {}
+        by_role.setdefault(normalize_role(gspec.get("role")), []).append(gspec)
+    cp, nodes = by_role["ControlPlane"], by_role["Node"]
+    lb = get_path(spec, ("api", "loadBalancer")) or {}
+    stored = {
+        "zones": set(s.get("zone") for s in subnets if s.get("zone") and s.get("type") != "Utility"),
+        "control_plane_zones": set(zone_of.get(n, n) for g in cp for n in g.get("subnets") or g.get("zones") or []),
+        "control_plane_count": sum(g.get("minSize") or 0 for g in cp),
+        "node_count": sum(g.get("minSize") or 0 for g in nodes),
+        "node_size": set(g.get("machineType") for g in nodes),
+        "control_plane_size": set(g.get("machineType") for g in cp),
+        "networking": set((spec.get("networking") or {}).keys()),
+        "topology": "private" if any(s.get("type") == "Private" for s in subnets) else "public",
+        "dns": str(get_path(spec, ("topology", "dns", "type")) or "").lower() or None,
+        "dns_zone": (spec.get("dnsZone") or "").rstrip(".").lower() or None,
+        "control_plane_image": set(g.get("image") for g in cp),
+        "node_image": set(g.get("image") for g in nodes),
+        "image": set(g.get("image") for g in cp + nodes),
+        "vpc": spec.get("networkID"),
+        "network_cidr": spec.get("networkCIDR"),
+        "subnets": set(s.get("id") for s in subnets if s.get("id") and s.get("type") != "Utility"),
+        "utility_subnets": set(s.get("id") for s in subnets if s.get("id") and s.get("type") == "Utility"),
+        "api_loadbalancer_type": str(lb.get("type") or "").lower() or None,
+    }
+    if ssh_keys is not None:
+        stored["ssh_public_key"] = set(_key_text(k.get("publicKey")) for k in ssh_keys)
+    return stored
+
+
+def create_only_differences(params, stored):
+    """The create-only options given that differ from the stored cluster (``stored`` from
+    :func:`stored_create_options`): list of ``"option (given X; the cluster has Y)"``, in CREATE_ONLY order.
+    An option kops derives from others is compared the way kops applies it: ``image`` to the groups that have no
+    O(control_plane_image)/O(node_image) of their own, ``control_plane_count`` defaulting to one per
+    control-plane zone is not guessed (only a given count is compared)."""
+    differ = []
+
+    def note(option, given, have):
+        shown = sorted(have) if isinstance(have, set) else have
+        differ.append("%s (given %s; the cluster has %s)" % (option, given, shown))
+
+    for option in CREATE_ONLY:
+        given = params.get(option)
+        if given in (None, [], "") or option not in stored:
+            continue
+        have = stored[option]
+        if option in ("zones", "control_plane_zones", "subnets", "utility_subnets"):
+            same = set(given) == have
+        elif option in ("node_size", "control_plane_size", "node_image", "control_plane_image"):
+            same = have <= {given}
+        elif option == "image":
+            targets = set()
+            if not params.get("control_plane_image"):
+                targets |= stored["control_plane_image"]
+            if not params.get("node_image"):
+                targets |= stored["node_image"]
+            same = targets <= {given}
+            have = targets
+        elif option == "networking":
+            same = _NETWORKING_KEYS.get(given, given) in have
+        elif option == "dns_zone":
+            same = given.rstrip(".").lower() == have
+        elif option == "ssh_public_key":
+            same = _key_text(given) in have
+            given, have = "a key", "%d other key(s)" % len(have)
+        else:
+            same = given == have
+        if not same:
+            note(option, given, have)
+    return differ
+
+
+# Options of kops_cluster that only shape a new cluster (kops create cluster flags); compared, never written.
+CREATE_ONLY = ("zones", "control_plane_zones", "control_plane_count", "node_count", "node_size", "control_plane_size",
+               "networking", "topology", "dns", "dns_zone", "ssh_public_key", "image", "control_plane_image",
+               "node_image", "vpc", "network_cidr", "subnets", "utility_subnets", "api_loadbalancer_type")

@@ -13,7 +13,8 @@ description:
     existing one it compares the convergeable fields (O(kubernetes_version), O(cloud_labels),
     O(channel), O(admin_access), O(ssh_access), and any O(spec) fragment) with the stored cluster spec
     and writes only when they differ (C(kops replace)). Options that only shape a new cluster (zones,
-    counts, sizes, networking, topology...) are ignored for an existing one, with a warning when they differ.
+    counts, sizes, networking, topology...) are not applied to an existing one; they are compared with the
+    stored cluster and its instance groups, and a warning (and RV(create_only_differences)) names those that differ.
   - With O(apply=true), runs the C(kops update cluster) dry run and applies (C(--yes)) only when the
     plan is not empty; C(changed) follows the plan. With O(plan_before_apply=false), a run that wrote the
     spec applies without the dry run. O(target=terraform) writes Terraform into O(out) instead.
@@ -203,7 +204,9 @@ extends_documentation_fragment:
   - amazon.aws.boto3
 notes:
   - Supports check mode and diff mode. A second identical run reports C(changed=false); a no-op
-    run with O(apply=true) calls kops twice (C(get cluster), C(update cluster) dry run).
+    run with O(apply=true) calls kops twice (C(get cluster), C(update cluster) dry run), or three times when
+    O(ssh_public_key) is given (C(get sshpublickeys) to compare it); with create-only options the first call is
+    C(get --name), which reads the instance groups too.
   - Part of the C(kopsible.kops.kops) action group.
 """
 
@@ -283,6 +286,13 @@ plan_summary:
   returned: when apply=true
   type: list
   elements: str
+create_only_differences:
+  description:
+    - The options that only shape a new cluster which were given for an existing cluster with other values (not
+      applied; also warned), e.g. C(node_size (given t3.large; the cluster has ['t3.medium'])). Empty when they match.
+  returned: when the cluster existed and such options were given
+  type: list
+  elements: str
 kubeconfig:
   description: The exported kubeconfig (never its content).
   returned: when O(export_kubeconfig=true)
@@ -355,16 +365,11 @@ from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleA
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rules, kops_spec, route53
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
-    ClusterOps, cluster_facts, check_version_change)
+    CREATE_ONLY, ClusterOps, cluster_facts, check_version_change, create_only_differences, stored_create_options)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
     StoreGuard, kops_argument_spec, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
-
-CREATE_ONLY = ("zones", "control_plane_zones", "control_plane_count", "node_count", "node_size", "control_plane_size",
-               "networking", "topology", "dns", "dns_zone", "ssh_public_key", "image", "control_plane_image",
-               "node_image", "vpc", "network_cidr", "subnets", "utility_subnets", "api_loadbalancer_type")
-
 
 def argument_spec():
     spec = kops_argument_spec()
@@ -523,10 +528,11 @@ def converge(module, ops, name, current, params, result, base=None):
     and diff are from ``current``, the stored spec before this run.
     """
     base = current if base is None else base
-    ignored = [o for o in CREATE_ONLY if params.get(o) not in (None, [], "")]
-    if ignored:
-        module.warn("%s only shape a new cluster; %s exists, so they were not compared or applied "
-                    "(use spec, or kops_instancegroup for instance groups)" % (", ".join(ignored), name))
+    if result.get("create_only_differences"):
+        module.warn("%s only shape a new cluster; %s exists with other values, so these were not applied: %s "
+                    "(use spec, or kops_instancegroup for instance groups)" % (
+                        ", ".join(d.split(" ")[0] for d in result["create_only_differences"]), name,
+                        "; ".join(result["create_only_differences"])))
     desired = kops_spec.desired_object(base, kops_spec.cluster_overrides(params), params["spec"])
     before = kops_spec.strip_server_fields(current)
     result["changes"] = kops_spec.diff_paths(before, desired)
@@ -557,7 +563,14 @@ def apply(module, ops, name, params, s3, result):
 
 def ensure_present(module, ops, name, params, s3=None):
     result = dict(changed=False, name=name, changes=[], state_store=ops.state_store, kops_invocations=ops.runner.calls)
-    current = ops.get_cluster(name)
+    given = [o for o in CREATE_ONLY if params.get(o) not in (None, [], "")]
+    if given:  # compared with the stored cluster and its groups (one kops call either way)
+        current, groups = ops.get_all(name)
+    else:
+        current, groups = ops.get_cluster(name), {}
+    if current is not None and given:
+        keys = ops.get_ssh_keys(name) if params["ssh_public_key"] else None
+        result["create_only_differences"] = create_only_differences(params, stored_create_options(current, groups, keys))
     if current is None:
         create(module, ops, name, params, result)
     else:

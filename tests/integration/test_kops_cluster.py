@@ -46,8 +46,19 @@ def test_create_apply_builds_ha_cluster_then_second_run_is_a_noop(kops_world, kp
     store, versions = kops_world.store(), kops_world.store_versions()
     again = kplay([cluster_task(**kops_world.cluster_options(apply=True))]).result("cluster")
     assert again["changed"] is False, again.get("plan_summary")
-    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "cluster"], ["update", "cluster"]]
+    # The create-only options are compared with the stored cluster (its groups and SSH key): equal, so no warning
+    # (issue 16 item 9).
+    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "--name"], ["get", "sshpublickeys"],
+                                                                    ["update", "cluster"]]
+    assert again["create_only_differences"] == [] and not again.get("warnings"), again.get("warnings")
     assert kops_world.store() == store and kops_world.store_versions() == versions
+
+    other = kplay([cluster_task(**kops_world.cluster_options(node_size="t3.large", node_count=5))]).result("cluster")
+    assert other["changed"] is False
+    assert other["create_only_differences"] == ["node_count (given 5; the cluster has 2)",
+                                                "node_size (given t3.large; the cluster has ['t3.medium'])"]
+    assert len(other["warnings"]) == 1 and other["warnings"][0].startswith("node_count, node_size only shape a new cluster")
+    assert kops_world.store() == store
 
 
 def test_converge_version_and_labels_and_version_rules(kops_world, kplay):
