@@ -264,6 +264,27 @@ class ClusterOps(object):
             self._writing()
         return kops_output.parse_delete_report(self.runner.run(args).stdout)
 
+    def closer_zone_problem(self, name, dns_zone, private):
+        """Why ``dns_zone`` is not the zone to write cluster ``name``'s records in (str), or None: a hosted zone
+        of the same kind closer to the name exists and is in use (kops_rules.closer_zones). A public closer zone is
+        in use when a zone between it and ``dns_zone`` (``dns_zone`` included) delegates it with NS records; a
+        private one always is (Route 53 Resolver answers from the most specific private zone). Route53 calls:
+        one list, and one NS look-up per public candidate and parent."""
+        from ansible_collections.kopsible.kops.plugins.module_utils import route53
+
+        client = self._route53()
+        zones = route53.list_zones(client)
+        for zone in kops_rules.closer_zones(name, dns_zone, zones, private):
+            if private:
+                return kops_rules.closer_zone_problem(name, dns_zone, zone)
+            parents = [z for z in zones if not z["private"] and z["name"] != zone["name"]
+                       and kops_rules.is_subdomain(zone["name"], z["name"])
+                       and (z["name"] == dns_zone or kops_rules.is_subdomain(z["name"], dns_zone))]
+            for parent in sorted(parents, key=lambda z: -len(z["name"])):
+                if route53.get_record(client, parent["id"], zone["name"], "NS"):
+                    return kops_rules.closer_zone_problem(name, dns_zone, zone, parent["name"])
+        return None
+
     def records_left(self, name, zone_name):
         """Records in hosted zone ``zone_name`` whose name is ``name`` or under it (list of summaries)."""
         from ansible_collections.kopsible.kops.plugins.module_utils import route53

@@ -108,7 +108,10 @@ options:
     type: str
     choices: [public, private, none]
   dns_zone:
-    description: Hosted zone for the cluster's records; must enclose O(name).
+    description:
+      - Hosted zone for the cluster's records; must enclose O(name), and be the closest zone of the cluster's kind
+        (public, or private with O(dns=private)) that does so when a closer one is in use (a delegated public zone,
+        or any private one); otherwise the records would be shadowed and the creation fails naming the closer zone.
     type: str
   ssh_public_key:
     description: SSH public key text (not a path) to install on the instances.
@@ -465,6 +468,10 @@ def create(module, ops, name, params, result):
     """Create the cluster (or, in check mode, show what kops would create)."""
     if not params["zones"]:
         module.fail_json(msg="zones: at least one availability zone is required to create cluster %s" % name, **result)
+    if params["dns_zone"] and params["dns"] != "none" and not kops_rules.is_gossip(name):
+        problem = ops.closer_zone_problem(name, params["dns_zone"], params["dns"] == "private")
+        if problem:
+            module.fail_json(msg=problem, **result)
     key_file = None
     try:
         if params["ssh_public_key"]:

@@ -1,4 +1,6 @@
 """kops_cluster with the real kops v1.36.2 against the emulator, read back with boto3 and kops' state store."""
+import datetime
+
 import pytest
 
 from conftest import CLUSTER, SUBDOMAIN
@@ -119,7 +121,28 @@ BAD_INPUTS = [
     ({"network_cidr": "172.20.0.0/33"}, "network_cidr:"),
     ({"target": "terraform"}, "out: a directory is required"),
     ({"state_store": "kopsible-state"}, "state_store: 'kopsible-state' must be an s3://"),
+    # issue 16 item 4: kops and the lock would use different keys
+    ({"state_store": "s3://kopsible-state/team//prod"}, "state_store: 's3://kopsible-state/team//prod' has an empty path segment"),
+    # issue 16 item 3: kops would export a kubeconfig without a user
+    ({"export_kubeconfig": True, "admin": "0"}, "admin: '0' is no lifetime"),
+    ({"export_kubeconfig": True, "admin": "0s"}, "admin: '0s' is no lifetime"),
+    # kops' reserved cloud labels (pkg/apis/kops/validation/cluster.go:122-153)
+    ({"cloud_labels": {"KubernetesCluster": "x"}}, "cloud_labels: 'KubernetesCluster' is a label kops reserves"),
 ]
+
+
+def test_dns_zone_farther_than_a_delegated_zone_is_refused(kops_world, kplay):
+    """Issue 16 item 5: example.org is named while kopsclustertest.example.org exists and example.org delegates it;
+    check mode and a real run both fail naming the closer zone, and nothing is written."""
+    before, store = kops_world.emulator.snapshot(), kops_world.store()
+    for check in (True, False):
+        result = kplay([cluster_task(**kops_world.cluster_options(dns_zone="example.org", apply=True))],
+                       check=check).result("cluster")
+        assert result["failed"] is True
+        assert result["msg"].startswith("dns_zone: example.org is not the closest hosted zone enclosing %s: the public zone "
+                                        "%s (%s) exists and is delegated from example.org" % (CLUSTER, SUBDOMAIN, kops_world.zone_id))
+        assert [c["argv"][1:3] for c in result["kops_invocations"]] == [["get", "--name"]]
+    assert kops_world.emulator.snapshot() == before and kops_world.store() == store
 
 
 def test_input_rules_fail_before_kops_runs(kops_world, kplay):
@@ -164,7 +187,10 @@ def test_terraform_target_kubeconfig_export_and_validation_without_api(kops_worl
     assert not export.get("failed"), export.get("msg")
     text = kubeconfig.read_text()
     assert CLUSTER in text and "client-key-data" in text
-    assert export["kubeconfig"] == {"path": str(kubeconfig), "changed": True}
+    assert {k: export["kubeconfig"][k] for k in ("path", "changed", "user")} == {"path": str(kubeconfig), "changed": True, "user": CLUSTER}
+    # issue 16 item 3: the admin credential's expiry (default admin: 18h) is reported
+    expires = datetime.datetime.strptime(export["kubeconfig"]["admin_expires"], "%Y-%m-%dT%H:%M:%SZ")
+    assert abs((expires - datetime.datetime.utcnow()).total_seconds() - 18 * 3600) < 600, export["kubeconfig"]
     key = [line.split(":", 1)[1].strip() for line in text.splitlines() if "client-key-data" in line][0]
     assert key not in run.stdout
     validate = run.result("validate")
