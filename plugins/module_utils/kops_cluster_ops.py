@@ -451,3 +451,23 @@ def create_only_differences(params, stored):
 CREATE_ONLY = ("zones", "control_plane_zones", "control_plane_count", "node_count", "node_size", "control_plane_size",
                "networking", "topology", "dns", "dns_zone", "ssh_public_key", "image", "control_plane_image",
                "node_image", "vpc", "network_cidr", "subnets", "utility_subnets", "api_loadbalancer_type")
+
+
+def launch_template_user_data(ec2, names):
+    """The user data (str) of the first of ``names`` (launch template names, kops names them ``<ig>.<cluster>``)
+    that exists in EC2, at its latest version, with the name it came from: ``(text, name)`` or ``(None, None)``.
+    One DescribeLaunchTemplateVersions call per name tried."""
+    import base64
+
+    for name in names:
+        try:
+            versions = ec2.describe_launch_template_versions(LaunchTemplateName=name, Versions=["$Latest"])
+        except Exception as exc:  # botocore ClientError: not found (InvalidLaunchTemplateName.NotFoundException)
+            if "NotFound" in str(getattr(exc, "response", {}).get("Error", {}).get("Code", "")) or "NotFound" in str(exc):
+                continue
+            raise
+        for version in versions.get("LaunchTemplateVersions", []):
+            data = (version.get("LaunchTemplateData") or {}).get("UserData")
+            if data:
+                return base64.b64decode(data).decode("utf-8", "replace"), name
+    return None, None

@@ -79,10 +79,14 @@ options:
     type: list
     elements: dict
   additional_user_data:
-    description: "Extra cloud-init parts, each with C(name), C(type) (e.g. C(text/x-shellscript)) and C(content)."
+    description:
+      - "Extra cloud-init parts, each with C(name), C(type) (e.g. C(text/x-shellscript)) and C(content)."
+      - A list; it replaces the stored list. The rendered user data (kops' nodeup script plus these parts) must fit
+        EC2's 16,384 bytes; it is measured before anything is written (RV(user_data_bytes)).
+        O(compress_user_data) does not compress these parts.
     type: list
     elements: dict
-  compress_user_data: {description: Compress the user data (gzip)., type: bool}
+  compress_user_data: {description: "Compress kops' own kube_env inside the nodeup script (gzip, base64); additional parts are not compressed.", type: bool}
   packages: {description: Extra OS packages to install., type: list, elements: str}
   sysctl_parameters: {description: "Kernel parameters, C(name=value).", type: list, elements: str}
   mixed_instances_policy:
@@ -214,6 +218,13 @@ previous_versions:
   returned: always
   type: dict
   sample: {"s3://kops-state/mycluster01.kopsclustertest.example.org/config": "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"}
+user_data_bytes:
+  description:
+    - The size of the launch template user data kops would render for the group (nodeup script as kops last rendered
+      it plus the additional parts in kops' MIME framing); more than 16384 fails before anything is written.
+    - Null when no launch template of the group or of a group of its role exists yet (nothing to measure from).
+  returned: when O(additional_user_data) (or O(compress_user_data)) changes
+  type: int
 state_store_safety:
   description:
     - C(versioning_warning) (str or null, also shown as a warning), C(lock) (C(url), C(waited_seconds),
@@ -227,7 +238,7 @@ import functools
 
 from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_cluster_ops, kops_ig, kops_output, kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
     StoreGuard, kops_argument_spec, state_store_of)
@@ -268,6 +279,27 @@ def desired_group(params, cluster_name, current, role):
     manifest = kops_spec.desired_object(base, overrides, params["spec"])
     before = kops_spec.strip_server_fields(current) if current is not None else {}
     return manifest, kops_spec.diff_paths(before, manifest)
+
+
+def check_user_data_size(module, cluster_name, groups, manifest, role, result):
+    """Fail (before anything is written) when the user data kops would render exceeds EC2's 16,384 bytes. The nodeup
+    script is measured as kops last rendered it: the launch template of this group, or of another group of the same
+    role (kops renders the same script for them, bar the group's name); the parts are framed as kops frames them
+    (kops_ig.aws_multipart_mime). ``result['user_data_bytes']`` reports the measure (None: no launch template yet,
+    the cluster was never applied, so nothing to measure from)."""
+    name = manifest["metadata"]["name"]
+    same_role = [g for g in sorted(groups) if g != name and kops_spec.normalize_role(groups[g]["spec"].get("role")) == role]
+    ec2 = module.client("ec2")
+    text, source = kops_cluster_ops.launch_template_user_data(ec2, ["%s.%s" % (g, cluster_name) for g in [name] + same_role])
+    script = kops_ig.nodeup_script_of(text) if text is not None else None
+    if script is None:
+        result["user_data_bytes"] = None
+        return
+    result["user_data_bytes"] = len(kops_ig.aws_multipart_mime(script, manifest["spec"].get("additionalUserData") or [],
+                                                                role == "Bastion"))
+    problem = kops_ig.user_data_problem(script, manifest["spec"], source)
+    if problem:
+        module.fail_json(msg=problem, **result)
 
 
 def plan_and_apply(module, ops, params, cluster_name, pending, s3, result):
@@ -315,6 +347,8 @@ def ensure(module, ops, params):
         kops_ig.check_fields(merged, role, [s.get("name") for s in cluster["spec"].get("subnets") or []])
     except kops_rules.RuleError as exc:
         module.fail_json(msg=str(exc))
+    if any(c["path"].startswith(("spec.additionalUserData", "spec.compressUserData")) for c in result["changes"]):
+        check_user_data_size(module, cluster_name, groups, manifest, role, result)
     result["diff"] = {"before": (current or {}).get("spec") or {}, "after": manifest.get("spec")}
     pending = None
     if result["changes"]:

@@ -175,3 +175,35 @@ def test_ig_cloud_labels_refused(labels, fragment):
 
 def test_ig_cloud_labels_own_name_accepted():
     kops_ig.check_fields({"name": "nodes", "cloud_labels": {"kops.k8s.io/instancegroup": "nodes", "team": "a"}}, "Node")
+
+
+# --- user data size: EC2's 16 KB, kops' framing (pkg/model/resources/nodeup.go:281-326) --------------------------
+
+NODEUP = "#!/bin/bash\nset -o errexit\n" + "echo nodeup\n" * 100
+PART = {"name": "hello.sh", "type": "text/x-shellscript", "content": "#!/bin/sh\necho hi\n"}
+
+
+def test_multipart_framing_is_kops_own():
+    rendered = kops_ig.aws_multipart_mime(NODEUP, [PART]).decode()
+    assert rendered.startswith('Content-Type: multipart/mixed; boundary="MIMEBOUNDARY"\r\nMIME-Version: 1.0\r\n\r\n'
+                               '--MIMEBOUNDARY\r\nContent-Disposition: attachment; filename="nodeup.sh"\r\n'
+                               'Content-Transfer-Encoding: 7bit\r\nContent-Type: text/x-shellscript\r\nMime-Version: 1.0\r\n\r\n')
+    assert rendered.endswith('\r\n--MIMEBOUNDARY\r\nContent-Disposition: attachment; filename="hello.sh"\r\n'
+                             'Content-Transfer-Encoding: 7bit\r\nContent-Type: text/x-shellscript\r\nMime-Version: 1.0\r\n'
+                             '\r\n#!/bin/sh\necho hi\n\r\n--MIMEBOUNDARY--\r\n')
+    assert kops_ig.nodeup_script_of(rendered) == NODEUP
+    assert kops_ig.aws_multipart_mime(NODEUP, []) == NODEUP.encode() and kops_ig.nodeup_script_of(NODEUP) == NODEUP
+    bastion = kops_ig.aws_multipart_mime(NODEUP, [PART], bastion=True).decode()
+    assert "nodeup.sh" not in bastion and kops_ig.nodeup_script_of(bastion) is None
+
+
+def test_user_data_over_16384_bytes_refused_naming_the_option():
+    """EC2 refuses user data over 16 KB raw (kops' own limit for instances: awstasks/instance.go:35)."""
+    room = 16384 - len(kops_ig.aws_multipart_mime(NODEUP, [dict(PART, content="")]))
+    spec = {"role": "Node", "additionalUserData": [dict(PART, content="x" * room)]}
+    assert kops_ig.user_data_problem(NODEUP, spec, "nodes.c.example.org") is None  # exactly 16384: accepted
+    spec["additionalUserData"][0]["content"] += "x"
+    problem = kops_ig.user_data_problem(NODEUP, spec, "nodes.c.example.org")
+    assert problem.startswith("additional_user_data: the launch template user data would be 16385 bytes, over EC2's "
+                              "limit of 16384 (nodeup script %d bytes as kops rendered it in nodes.c.example.org" % len(NODEUP))
+    assert "compress_user_data compresses only kops' own kube_env" in problem
