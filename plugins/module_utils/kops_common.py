@@ -6,7 +6,26 @@ import re
 
 from ansible.module_utils.basic import missing_required_lib
 
+try:
+    from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
+except ImportError:  # pragma: no cover - amazon.aws is a dependency of the collection (galaxy.yml)
+    AnsibleAWSModule = object
+
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import HAS_YAML
+
+
+class KopsModule(AnsibleAWSModule):
+    """AnsibleAWSModule whose warnings reach the result the way ansible-core 2.19 supports.
+
+    amazon.aws (>= 10) copies the warnings it recorded into ``exit_json(warnings=...)`` on ansible-core >= 2.19
+    (modules.py ``_should_inject_warnings``), and ansible-core 2.19 answers every such call with the deprecation
+    "Passing ``warnings`` to ``exit_json`` or ``fail_json`` is deprecated" (module_utils/basic.py
+    ``_return_formatted``). ``AnsibleAWSModule.warn`` already forwards to ``AnsibleModule.warn``, which puts the
+    warning in the result itself, so the copy is left out: the same warnings, no deprecation.
+    """
+
+    def _should_inject_warnings(self):
+        return False
 
 
 def kops_argument_spec():

@@ -364,13 +364,12 @@ import functools
 import os
 import tempfile
 
-from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rules, kops_spec, route53
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
     CREATE_ONLY, ClusterOps, cluster_facts, check_version_change, create_only_differences, stored_create_options)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
-    StoreGuard, kops_argument_spec, state_store_of)
+    KopsModule, StoreGuard, kops_argument_spec, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -639,7 +638,7 @@ def ensure_absent(module, ops, name, params):
 
 
 def main():
-    module = AnsibleAWSModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = dict(module.params)
     if "PRIVATE KEY" in (params["ssh_public_key"] or ""):
         module.no_log_values.add(params["ssh_public_key"])  # a private key given by mistake: never echo it

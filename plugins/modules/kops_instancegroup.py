@@ -236,12 +236,11 @@ state_store_safety:
 
 import functools
 
-from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_cluster_ops, kops_ig, kops_output, kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
-    StoreGuard, kops_argument_spec, state_store_of)
+    KopsModule, StoreGuard, kops_argument_spec, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -363,7 +362,7 @@ def ensure(module, ops, params):
 
 
 def main():
-    module = AnsibleAWSModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = dict(module.params)
     try:
         check_name(params)

@@ -60,6 +60,7 @@ def test_create_apply_builds_ha_cluster_then_second_run_is_a_noop(kops_world, kp
     assert other["create_only_differences"] == ["node_count (given 5; the cluster has 2)",
                                                 "node_size (given t3.large; the cluster has ['t3.medium'])"]
     assert len(other["warnings"]) == 1 and other["warnings"][0].startswith("node_count, node_size only shape a new cluster")
+    assert not other.get("deprecations"), other["deprecations"]  # issue 16 item 14: no "Passing warnings" deprecation
     assert kops_world.store() == store
 
 
