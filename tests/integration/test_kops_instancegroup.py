@@ -155,7 +155,6 @@ BAD_INPUTS = [
     ({"name": NODES, "taints": ["a=b:NoSchedule", "a=b:NoSchedule"]}, "taints[1]: 'a=b:NoSchedule' is listed twice"),
     ({"name": NODES, "additional_user_data": [{"name": "a.sh", "content": "x"}]}, "additional_user_data[0].type: None"),
     ({"name": NODES, "cloud_labels": {"Name": "x"}}, "cloud_labels: 'Name' is a label kops reserves"),
-    ({"name": NODES, "warm_pool": {"min_size": 3}}, "warm_pool.max_size"),
     ({"name": "new-group", "min_size": 1}, "role: required to create InstanceGroup new-group"),
     ({"name": NODES, "role": "Bastion"}, "the role of an existing group cannot change"),
     # found by a breaker session: wrong types inside dict options used to crash with a TypeError
