@@ -108,6 +108,8 @@ def test_delete_leaves_only_ns_and_soa(kops_world, kplay):
     assert not any(k.startswith(CLUSTER + "/") for k in kops_world.store())
     again = kplay([cluster_task(name=CLUSTER, state="absent")]).result("cluster")
     assert again["changed"] is False and not again.get("failed")
+    # issue 16 item 12: the result says why nothing happened
+    assert again["msg"] == "cluster %s does not exist in %s; nothing to delete" % (CLUSTER, kops_world.kops["state_store"])
 
 
 BAD_INPUTS = [
