@@ -54,8 +54,8 @@ def aws_region(value, field):
 
 
 def zones(values, field="zones", region=None):
-    """Availability zones, all in one region (kops derives the region from them: upup/pkg/fi/cloudup/
-    populate_cluster_spec.go; pkg/commands/... new_cluster.go rejects mixed regions).
+    """Availability zones, all in one region (kops derives the cluster's region from its subnets' zones and
+    refuses subnets in another one: pkg/apis/kops/validation/validation.go:663 "clusters cannot span regions").
 
     :param values: list of str. :param region: when given, every zone must be in it.
     :returns: the region (str). :raises RuleError: empty list, a malformed zone, several regions.
@@ -80,9 +80,9 @@ def zones(values, field="zones", region=None):
 
 
 def control_plane_zones(values, node_zones):
-    """Control-plane zones: an odd count for etcd quorum (pkg/apis/kops/validation/validation.go
-    validateEtcdClusterSpec: "Should be an odd number of control-plane-zones for quorum"), in the
-    region of the node zones."""
+    """Control-plane zones: an odd count for etcd quorum (upup/pkg/fi/cloudup/populate_cluster_spec.go:158 and
+    pkg/apis/kops/validation/validation.go:1532-1535 validateEtcdClusterSpec: "Should be an odd number of
+    control-plane-zones for quorum"), in the region of the node zones (validation.go:663)."""
     if not values:
         return
     if len(values) % 2 == 0:
@@ -95,7 +95,7 @@ def control_plane_zones(values, node_zones):
 
 
 def kubernetes_version(value, field="kubernetes_version"):
-    """A Kubernetes version ``X.Y.Z`` or ``vX.Y.Z`` (pkg/apis/kops/util/versions.go ParseKubernetesVersion).
+    """A Kubernetes version ``X.Y.Z`` or ``vX.Y.Z`` (pkg/apis/kops/util/versions.go:30 ParseKubernetesVersion).
     Returns ``(major, minor, patch)`` ints."""
     match = _VERSION_RE.fullmatch(value) if isinstance(value, str) else None
     if not match:
@@ -164,7 +164,7 @@ def cidr(value, field):
         raise RuleError("%s: %r is not a network in CIDR form (%s)" % (field, value, exc))
 
 
-# upup/pkg/fi/cloudup/new_cluster.go setupNetworking: the --networking values kops accepts ("unknown networking mode").
+# upup/pkg/fi/cloudup/new_cluster.go setupNetworking (:1316 "unknown networking mode"): the --networking values kops accepts.
 NETWORKING_MODES = ("kubenet", "external", "cni", "kopeio-vxlan", "kopeio", "flannel", "flannel-vxlan", "flannel-udp",
                     "calico", "kube-router", "amazonvpc", "amazon-vpc-routed-eni", "cilium", "cilium-etcd",
                     "cilium-eni", "gcp", "gce", "kindnet")
@@ -211,9 +211,9 @@ def admin_lifetime(value, field="admin"):
 
 def control_plane_count(count, control_plane_zones):
     """``control_plane_count`` (int or None): 1 or more and odd, since each control-plane node is an etcd
-    member (pkg/apis/kops/validation/validation.go validateEtcdClusterSpec: "Should be an odd number of
+    member (pkg/apis/kops/validation/validation.go:1532-1535 validateEtcdClusterSpec: "Should be an odd number of
     control-plane-zones for quorum"), and not below the number of control-plane zones
-    (upup/pkg/fi/cloudup/new_cluster.go setupControlPlane: "If specifying both, the count should match")."""
+    (upup/pkg/fi/cloudup/new_cluster.go:944-946 setupControlPlane: "If specifying both, the count should match")."""
     if count is None:
         return
     positive(count, "control_plane_count")
