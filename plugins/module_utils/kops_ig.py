@@ -442,9 +442,10 @@ def merged_params(params, spec):
                 result[option] = dict((k, spec.get(f)) for k, f in ROOT_VOLUME_FIELDS.items() if spec.get(f) is not None)
         elif option in ("max_size", "max_price", "min_size"):
             result[option] = spec.get(field)
+        elif option in ("node_labels", "cloud_labels") and (params.get(option) is not None or field in (params.get("spec") or {})):
+            result[option] = spec.get(field) or {}  # given as the option or through ``spec``: judged alike
         elif params.get(option) is not None and isinstance(params[option], dict):
-            value = spec.get(field) or {}
-            result[option] = value if option in ("node_labels", "cloud_labels") else to_snake(value)
+            result[option] = to_snake(spec.get(field) or {})
     return result
 
 

@@ -542,6 +542,11 @@ def converge(module, ops, name, current, params, result, base=None):
     desired = kops_spec.desired_object(base, kops_spec.cluster_overrides(params), params["spec"])
     before = kops_spec.strip_server_fields(current)
     result["changes"] = kops_spec.diff_paths(before, desired)
+    if any(c["path"].startswith("spec.cloudLabels") for c in result["changes"]):
+        try:  # the merged labels, whether given as cloud_labels or through spec (kops cluster.go:122-153)
+            kops_ig.cloud_labels(desired["spec"].get("cloudLabels"), "cloud_labels")
+        except kops_rules.RuleError as exc:
+            module.fail_json(msg=str(exc), **result)
     result["diff"] = {"before": {"spec": before.get("spec")}, "after": {"spec": desired.get("spec")}}
     result["spec"] = desired.get("spec")
     if result["changes"]:

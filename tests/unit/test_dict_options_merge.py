@@ -102,3 +102,11 @@ def test_each_dict_option_documents_the_merge_rule(module):
     for name in dicts:
         text = " ".join(options[name]["description"]) if isinstance(options[name]["description"], list) else options[name]["description"]
         assert "keys not given are kept" in text and "C(null) is removed" in text, (module, name)
+
+
+def test_labels_given_through_spec_are_judged_too():
+    from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+
+    params = {"name": "nodes", "spec": {"nodeLabels": {"a/b/c": "x"}}}
+    with pytest.raises(RuleError, match="^node_labels: 'a/b/c'"):
+        kops_ig.check_fields(kops_ig.merged_params(params, merged(params)), "Node")
