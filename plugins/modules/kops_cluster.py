@@ -373,6 +373,7 @@ from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
+
 def argument_spec():
     spec = kops_argument_spec()
     spec.update(

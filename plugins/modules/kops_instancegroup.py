@@ -294,8 +294,8 @@ def check_user_data_size(module, cluster_name, groups, manifest, role, result):
     if script is None:
         result["user_data_bytes"] = None
         return
-    result["user_data_bytes"] = len(kops_ig.aws_multipart_mime(script, manifest["spec"].get("additionalUserData") or [],
-                                                                role == "Bastion"))
+    parts = manifest["spec"].get("additionalUserData") or []
+    result["user_data_bytes"] = len(kops_ig.aws_multipart_mime(script, parts, role == "Bastion"))
     problem = kops_ig.user_data_problem(script, manifest["spec"], source)
     if problem:
         module.fail_json(msg=problem, **result)

@@ -93,6 +93,14 @@ def test_converge_version_and_labels_and_version_rules(kops_world, kplay):
                                 apply=True)]).result("cluster")
     assert again["changed"] is False, (again.get("changes"), again.get("plan_summary"))
 
+    # issue 16 item 7: cloud_labels merge into the stored labels; null removes one; --diff shows the merged map
+    merged = kplay([cluster_task(name=CLUSTER, cloud_labels={"team": "a"})], diff=True).result("cluster")
+    assert merged["changes"] == [{"path": "spec.cloudLabels.team", "before": None, "after": "a"}]
+    assert merged["cluster"]["cloud_labels"] == {"environment": "test", "team": "a"}
+    removed = kplay([cluster_task(name=CLUSTER, cloud_labels={"environment": None})], check=True, diff=True).result("cluster")
+    assert removed["diff"]["after"]["spec"]["cloudLabels"] == {"team": "a"}
+    assert removed["changes"] == [{"path": "spec.cloudLabels.environment", "before": "test", "after": None}]
+
 
 def test_delete_leaves_only_ns_and_soa(kops_world, kplay):
     assert not kplay([cluster_task(**kops_world.cluster_options(apply=True))]).result("cluster").get("failed")
