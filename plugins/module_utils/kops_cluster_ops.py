@@ -121,6 +121,11 @@ class ClusterOps(object):
         self._writing()
         self.runner.run(["delete", "instancegroup", name, "--name", cluster, "--yes"])
 
+    def get_ssh_keys(self, name):
+        """``kops get sshpublickeys NAME -o json``: list of ``{'id', 'publicKey'}`` (cmd/kops/get_sshpublickeys.go)."""
+        out = self.runner.run(["get", "sshpublickeys", name, "-o", "json"]).stdout
+        return kops_output.parse_get_json(out) if out.strip() else []
+
     def get_instance_groups(self, name):
         """The cluster's InstanceGroups (list of dicts). One kops call."""
         out = self.runner.run(["get", "instancegroups", "--name", name, "-o", "json"]).stdout
@@ -240,16 +245,20 @@ class ClusterOps(object):
         return {"out": out, "changed": before != after, "files": sorted(_tree_files(out))}
 
     def export_kubeconfig(self, name, path, admin, check_mode):
-        """``kops export kubecfg NAME --admin=DURATION`` into ``path``; returns ``{'path', 'changed'}`` (never the content)."""
+        """``kops export kubecfg NAME --admin=DURATION`` into ``path``; returns ``{'path', 'changed', 'user',
+        'admin_expires'}`` (never the content). ``admin_expires`` is the NotAfter of the client certificate kops
+        wrote for the cluster's user (ISO 8601, UTC), None when it cannot be read."""
         target = path or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
         if check_mode:
-            return {"path": target, "changed": True, "note": "not written in check mode"}
+            return {"path": target, "changed": True, "note": "not written in check mode", "admin_expires": None}
         before = _file_hash(target)
         args = ["export", "kubecfg", name, "--admin=%s" % admin]
         if path:
             args += ["--kubeconfig", path]
         self.runner.run(args)
-        return {"path": target, "changed": before != _file_hash(target)}
+        result = {"path": target, "changed": before != _file_hash(target)}
+        result.update(kubeconfig_credential(target, name))
+        return result
 
     def validate(self, name, wait, control_plane_zones, zones):
         """``kops validate cluster --wait DURATION -o json``; returns the parsed result plus ``problems`` (list of str)."""
@@ -275,6 +284,27 @@ class ClusterOps(object):
             self._writing()
         return kops_output.parse_delete_report(self.runner.run(args).stdout)
 
+    def closer_zone_problem(self, name, dns_zone, private):
+        """Why ``dns_zone`` is not the zone to write cluster ``name``'s records in (str), or None: a hosted zone
+        of the same kind closer to the name exists and is in use (kops_rules.closer_zones). A public closer zone is
+        in use when a zone between it and ``dns_zone`` (``dns_zone`` included) delegates it with NS records; a
+        private one always is (Route 53 Resolver answers from the most specific private zone). Route53 calls:
+        one list, and one NS look-up per public candidate and parent."""
+        from ansible_collections.kopsible.kops.plugins.module_utils import route53
+
+        client = self._route53()
+        zones = route53.list_zones(client)
+        for zone in kops_rules.closer_zones(name, dns_zone, zones, private):
+            if private:
+                return kops_rules.closer_zone_problem(name, dns_zone, zone)
+            parents = [z for z in zones if not z["private"] and z["name"] != zone["name"]
+                       and kops_rules.is_subdomain(zone["name"], z["name"])
+                       and (z["name"] == dns_zone or kops_rules.is_subdomain(z["name"], dns_zone))]
+            for parent in sorted(parents, key=lambda z: -len(z["name"])):
+                if route53.get_record(client, parent["id"], zone["name"], "NS"):
+                    return kops_rules.closer_zone_problem(name, dns_zone, zone, parent["name"])
+        return None
+
     def records_left(self, name, zone_name):
         """Records in hosted zone ``zone_name`` whose name is ``name`` or under it (list of summaries)."""
         from ansible_collections.kopsible.kops.plugins.module_utils import route53
@@ -288,6 +318,36 @@ class ClusterOps(object):
                 if summary["name"] == name or summary["name"].endswith("." + name):
                     left.append(summary)
         return left
+
+
+def kubeconfig_credential(path, cluster):
+    """The user kops wrote for ``cluster`` in the kubeconfig at ``path`` and when its client certificate expires:
+    ``{'user': str or None, 'admin_expires': ISO 8601 UTC str or None}`` (kops names the context and the admin user after the
+    cluster, pkg/kubeconfig/kubecfg_builder.go:111-112; the certificate's NotAfter is now + ``--admin``,
+    pkg/kubeconfig/create_kubecfg.go:169-186)."""
+    import base64
+
+    found = {"user": None, "admin_expires": None}
+    try:
+        with open(path) as handle:
+            config = yaml.safe_load(handle) or {}
+    except (IOError, OSError, yaml.YAMLError):
+        return found
+    context = next((c.get("context") or {} for c in config.get("contexts") or [] if c.get("name") == cluster), {})
+    found["user"] = context.get("user")
+    user = next((u.get("user") or {} for u in config.get("users") or [] if u.get("name") == found["user"]), {})
+    data = user.get("client-certificate-data")
+    if not data:
+        return found
+    try:
+        from cryptography import x509
+
+        cert = x509.load_pem_x509_certificate(base64.b64decode(data))
+        expires = getattr(cert, "not_valid_after_utc", None) or cert.not_valid_after
+        found["admin_expires"] = expires.strftime("%Y-%m-%dT%H:%M:%SZ")
+    except Exception:  # no cryptography, or not a PEM certificate: the expiry stays unknown (None)
+        pass
+    return found
 
 
 def _file_hash(path):
@@ -312,3 +372,122 @@ def _tree_hash(root):
         digest.update(rel.encode())
         digest.update((_file_hash(os.path.join(root, rel)) or "").encode())
     return digest.hexdigest()
+
+
+# kops_cluster's --networking values -> the v1alpha2 spec.networking key kops stores them under
+# (upup/pkg/fi/cloudup/new_cluster.go setupNetworking).
+_NETWORKING_KEYS = {"kube-router": "kuberouter", "flannel-vxlan": "flannel", "flannel-udp": "flannel",
+                    "cilium-etcd": "cilium", "cilium-eni": "cilium", "kopeio-vxlan": "kopeio",
+                    "amazon-vpc-routed-eni": "amazonvpc", "gce": "gcp"}
+
+
+def _key_text(key):
+    parts = (key or "").split()
+    return " ".join(parts[:2])
+
+
+def stored_create_options(cluster, groups, ssh_keys=None):
+    """What the create-only options of kops_cluster were for a stored cluster: ``{option: value}`` in the
+    options' own form (sets for zones), read from the Cluster and its InstanceGroups (v1alpha2 dicts) and
+    ``ssh_keys`` (``kops get sshpublickeys -o json`` items, or None when not read)."""
+    spec = (cluster or {}).get("spec") or {}
+    subnets = spec.get("subnets") or []
+    zone_of = dict((s.get("name"), s.get("zone")) for s in subnets)
+    by_role = {"ControlPlane": [], "Node": []}
+    for group in (groups or {}).values():
+        gspec = group.get("spec") or {}
+        by_role.setdefault(normalize_role(gspec.get("role")), []).append(gspec)
+    cp, nodes = by_role["ControlPlane"], by_role["Node"]
+    lb = get_path(spec, ("api", "loadBalancer")) or {}
+    stored = {
+        "zones": set(s.get("zone") for s in subnets if s.get("zone") and s.get("type") != "Utility"),
+        "control_plane_zones": set(zone_of.get(n, n) for g in cp for n in g.get("subnets") or g.get("zones") or []),
+        "control_plane_count": sum(g.get("minSize") or 0 for g in cp),
+        "node_count": sum(g.get("minSize") or 0 for g in nodes),
+        "node_size": set(g.get("machineType") for g in nodes),
+        "control_plane_size": set(g.get("machineType") for g in cp),
+        "networking": set((spec.get("networking") or {}).keys()),
+        "topology": "private" if any(s.get("type") == "Private" for s in subnets) else "public",
+        "dns": str(get_path(spec, ("topology", "dns", "type")) or "").lower() or None,
+        "dns_zone": (spec.get("dnsZone") or "").rstrip(".").lower() or None,
+        "control_plane_image": set(g.get("image") for g in cp),
+        "node_image": set(g.get("image") for g in nodes),
+        "image": set(g.get("image") for g in cp + nodes),
+        "vpc": spec.get("networkID"),
+        "network_cidr": spec.get("networkCIDR"),
+        "subnets": set(s.get("id") for s in subnets if s.get("id") and s.get("type") != "Utility"),
+        "utility_subnets": set(s.get("id") for s in subnets if s.get("id") and s.get("type") == "Utility"),
+        "api_loadbalancer_type": str(lb.get("type") or "").lower() or None,
+    }
+    if ssh_keys is not None:
+        stored["ssh_public_key"] = set(_key_text(k.get("publicKey")) for k in ssh_keys)
+    return stored
+
+
+def create_only_differences(params, stored):
+    """The create-only options given that differ from the stored cluster (``stored`` from
+    :func:`stored_create_options`): list of ``"option (given X; the cluster has Y)"``, in CREATE_ONLY order.
+    An option kops derives from others is compared the way kops applies it: ``image`` to the groups that have no
+    O(control_plane_image)/O(node_image) of their own, ``control_plane_count`` defaulting to one per
+    control-plane zone is not guessed (only a given count is compared)."""
+    differ = []
+
+    def note(option, given, have):
+        shown = sorted(have) if isinstance(have, set) else have
+        differ.append("%s (given %s; the cluster has %s)" % (option, given, shown))
+
+    for option in CREATE_ONLY:
+        given = params.get(option)
+        if given in (None, [], "") or option not in stored:
+            continue
+        have = stored[option]
+        if option in ("zones", "control_plane_zones", "subnets", "utility_subnets"):
+            same = set(given) == have
+        elif option in ("node_size", "control_plane_size", "node_image", "control_plane_image"):
+            same = have <= {given}
+        elif option == "image":
+            targets = set()
+            if not params.get("control_plane_image"):
+                targets |= stored["control_plane_image"]
+            if not params.get("node_image"):
+                targets |= stored["node_image"]
+            same = targets <= {given}
+            have = targets
+        elif option == "networking":
+            same = _NETWORKING_KEYS.get(given, given) in have
+        elif option == "dns_zone":
+            same = given.rstrip(".").lower() == have
+        elif option == "ssh_public_key":
+            same = _key_text(given) in have
+            given, have = "a key", "%d other key(s)" % len(have)
+        else:
+            same = given == have
+        if not same:
+            note(option, given, have)
+    return differ
+
+
+# Options of kops_cluster that only shape a new cluster (kops create cluster flags); compared, never written.
+CREATE_ONLY = ("zones", "control_plane_zones", "control_plane_count", "node_count", "node_size", "control_plane_size",
+               "networking", "topology", "dns", "dns_zone", "ssh_public_key", "image", "control_plane_image",
+               "node_image", "vpc", "network_cidr", "subnets", "utility_subnets", "api_loadbalancer_type")
+
+
+def launch_template_user_data(ec2, names):
+    """The user data (str) of the first of ``names`` (launch template names, kops names them ``<ig>.<cluster>``)
+    that exists in EC2, at its latest version, with the name it came from: ``(text, name)`` or ``(None, None)``.
+    One DescribeLaunchTemplateVersions call per name tried."""
+    import base64
+
+    for name in names:
+        try:
+            versions = ec2.describe_launch_template_versions(LaunchTemplateName=name, Versions=["$Latest"])
+        except Exception as exc:  # botocore ClientError: not found (InvalidLaunchTemplateName.NotFoundException)
+            if "NotFound" in str(getattr(exc, "response", {}).get("Error", {}).get("Code", "")) or "NotFound" in str(exc):
+                continue
+            raise
+        for version in versions.get("LaunchTemplateVersions", []):
+            data = (version.get("LaunchTemplateData") or {}).get("UserData")
+            if data:
+                return base64.b64decode(data).decode("utf-8", "replace"), name
+    return None, None

@@ -6,7 +6,26 @@ import re
 
 from ansible.module_utils.basic import missing_required_lib
 
+try:
+    from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
+except ImportError:  # pragma: no cover - amazon.aws is a dependency of the collection (galaxy.yml)
+    AnsibleAWSModule = object
+
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import HAS_YAML
+
+
+class KopsModule(AnsibleAWSModule):
+    """AnsibleAWSModule whose warnings reach the result the way ansible-core 2.19 supports.
+
+    amazon.aws (>= 10) copies the warnings it recorded into ``exit_json(warnings=...)`` on ansible-core >= 2.19
+    (modules.py ``_should_inject_warnings``), and ansible-core 2.19 answers every such call with the deprecation
+    "Passing ``warnings`` to ``exit_json`` or ``fail_json`` is deprecated" (module_utils/basic.py
+    ``_return_formatted``). ``AnsibleAWSModule.warn`` already forwards to ``AnsibleModule.warn``, which puts the
+    warning in the result itself, so the copy is left out: the same warnings, no deprecation.
+    """
+
+    def _should_inject_warnings(self):
+        return False
 
 
 def kops_argument_spec():
@@ -31,18 +50,40 @@ def state_store_of(module):
     store = module.params.get("state_store") or os.environ.get("KOPS_STATE_STORE")
     if not store:
         module.fail_json(msg="state_store: required (or set KOPS_STATE_STORE), e.g. s3://my-kops-state")
-    scheme, dummy, rest = store.strip().partition("://")
-    if scheme not in ("s3", "file") or not rest.strip("/") or store != store.strip():
-        module.fail_json(msg="state_store: %r must be an s3://BUCKET[/PATH] (or file://PATH) URL" % store)
+    problem = state_store_problem(store)
+    if problem:
+        module.fail_json(msg=problem)
     if module.params.get("kops_timeout", 1) < 1:
         module.fail_json(msg="kops_timeout: must be 1 second or more")
-    if scheme == "s3" and not _BUCKET_RE.fullmatch(rest.split("/", 1)[0]):
-        module.fail_json(msg="state_store: %r does not name an S3 bucket (3 to 63 characters: letters, digits, '.', "
-                             "'-'; older us-east-1 buckets also '_')" % store)
     problem = kops_env_problem(module.params.get("kops_env"))
     if problem:
         module.fail_json(msg=problem)
     return store.rstrip("/")
+
+
+def state_store_problem(store):
+    """Why ``store`` (str) is not a state store URL kops and the collection read alike (str naming ``state_store``),
+    or None.
+
+    An ``s3://`` URL names a bucket (S3 naming rules) and a path without empty segments. kops keeps the path as
+    written (util/pkg/vfs/context.go:349, s3fs.go:69-76) and lists under that raw prefix (s3fs.go:431 ReadDir),
+    but cleans it when it joins a key (s3fs.go:263-266 ``path.Join``: ``team//prod`` + ``c/config`` is
+    ``team/prod/c/config``), and the lock and spec fingerprint split the path and drop the empty segment
+    (kops_state_store.store_key). The same URL would name different keys to different readers.
+    """
+    scheme, dummy, rest = store.strip().partition("://")
+    if scheme not in ("s3", "file") or not rest.strip("/") or store != store.strip():
+        return "state_store: %r must be an s3://BUCKET[/PATH] (or file://PATH) URL" % store
+    if scheme == "s3":
+        segments = rest.rstrip("/").split("/")
+        if not _BUCKET_RE.fullmatch(segments[0]):
+            return ("state_store: %r does not name an S3 bucket (3 to 63 characters: letters, digits, '.', "
+                    "'-'; older us-east-1 buckets also '_')" % store)
+        if "" in segments[1:]:
+            return ("state_store: %r has an empty path segment ('//'); kops lists under it as written but "
+                    "writes and locks under the cleaned path, so they would use different keys: write s3://%s" % (
+                        store, "/".join(s for s in segments if s)))
+    return None
 
 
 # S3 bucket names (docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html), with the legacy

@@ -54,8 +54,8 @@ def aws_region(value, field):
 
 
 def zones(values, field="zones", region=None):
-    """Availability zones, all in one region (kops derives the region from them: upup/pkg/fi/cloudup/
-    populate_cluster_spec.go; pkg/commands/... new_cluster.go rejects mixed regions).
+    """Availability zones, all in one region (kops derives the cluster's region from its subnets' zones and
+    refuses subnets in another one: pkg/apis/kops/validation/validation.go:663 "clusters cannot span regions").
 
     :param values: list of str. :param region: when given, every zone must be in it.
     :returns: the region (str). :raises RuleError: empty list, a malformed zone, several regions.
@@ -80,9 +80,9 @@ def zones(values, field="zones", region=None):
 
 
 def control_plane_zones(values, node_zones):
-    """Control-plane zones: an odd count for etcd quorum (pkg/apis/kops/validation/validation.go
-    validateEtcdClusterSpec: "Should be an odd number of control-plane-zones for quorum"), in the
-    region of the node zones."""
+    """Control-plane zones: an odd count for etcd quorum (upup/pkg/fi/cloudup/populate_cluster_spec.go:158 and
+    pkg/apis/kops/validation/validation.go:1532-1535 validateEtcdClusterSpec: "Should be an odd number of
+    control-plane-zones for quorum"), in the region of the node zones (validation.go:663)."""
     if not values:
         return
     if len(values) % 2 == 0:
@@ -95,7 +95,7 @@ def control_plane_zones(values, node_zones):
 
 
 def kubernetes_version(value, field="kubernetes_version"):
-    """A Kubernetes version ``X.Y.Z`` or ``vX.Y.Z`` (pkg/apis/kops/util/versions.go ParseKubernetesVersion).
+    """A Kubernetes version ``X.Y.Z`` or ``vX.Y.Z`` (pkg/apis/kops/util/versions.go:30 ParseKubernetesVersion).
     Returns ``(major, minor, patch)`` ints."""
     match = _VERSION_RE.fullmatch(value) if isinstance(value, str) else None
     if not match:
@@ -113,6 +113,33 @@ def dns_zone_encloses(zone, name):
         raise RuleError("dns_zone: %s does not enclose the cluster name %s; the cluster's DNS records are "
                         "written under its name, so the zone must be a suffix of it" % (zone, name))
     return zone
+
+
+def closer_zones(name, dns_zone, zones, private):
+    """Hosted zones of the cluster's kind (public or private) that enclose cluster ``name`` and are enclosed by
+    ``dns_zone``, longest (closest) first: list of zone summaries (route53.zone_summary dicts).
+
+    kops itself picks the longest enclosing zone when no zone is named (upup/pkg/fi/cloudup/utils.go
+    FindDNSHostedZone: suffix match, filtered by public/private, longest wins); a named ``dns_zone`` farther up is
+    used as given. Records written there under a delegated closer zone are never answered: resolvers follow the
+    delegation (a zone cut, RFC 1034 section 4.2.1) and ask the closer zone, which does not hold them."""
+    found = []
+    for zone in zones:
+        if zone["private"] != private or zone["name"] == dns_zone:
+            continue
+        if (name == zone["name"] or is_subdomain(name, zone["name"])) and is_subdomain(zone["name"], dns_zone):
+            found.append(zone)
+    return sorted(found, key=lambda z: -len(z["name"]))
+
+
+def closer_zone_problem(name, dns_zone, zone, delegated_from=None):
+    """The message refusing ``dns_zone`` because ``zone`` (a zone summary) is closer to cluster ``name``;
+    ``delegated_from`` is the zone holding its NS delegation (public zones)."""
+    kind = "private" if zone["private"] else "public"
+    how = " and is delegated from %s" % delegated_from if delegated_from else ""
+    return ("dns_zone: %s is not the closest hosted zone enclosing %s: the %s zone %s (%s) exists%s, so records kops "
+            "wrote in %s would be shadowed by it and the API name would never resolve. Use dns_zone: %s" % (
+                dns_zone, name, kind, zone["name"], zone["id"], how, dns_zone, zone["name"]))
 
 
 def non_negative(value, field):
@@ -137,7 +164,7 @@ def cidr(value, field):
         raise RuleError("%s: %r is not a network in CIDR form (%s)" % (field, value, exc))
 
 
-# upup/pkg/fi/cloudup/new_cluster.go setupNetworking: the --networking values kops accepts ("unknown networking mode").
+# upup/pkg/fi/cloudup/new_cluster.go setupNetworking (:1316 "unknown networking mode"): the --networking values kops accepts.
 NETWORKING_MODES = ("kubenet", "external", "cni", "kopeio-vxlan", "kopeio", "flannel", "flannel-vxlan", "flannel-udp",
                     "calico", "kube-router", "amazonvpc", "amazon-vpc-routed-eni", "cilium", "cilium-etcd",
                     "cilium-eni", "gcp", "gce", "kindnet")
@@ -170,11 +197,23 @@ def duration_seconds(value, field):
     return sum(float(n) * _DURATION_UNITS[u] for n, dummy, u in re.findall(r"(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)", text))
 
 
+def admin_lifetime(value, field="admin"):
+    """The lifetime of the exported admin credential (``kops export kubecfg --admin=DURATION``), a Go duration
+    that is not 0: kops issues the admin certificate only when the duration is not 0
+    (pkg/kubeconfig/create_kubecfg.go:169), so ``0``/``0s`` exports a context whose user has no credential.
+    Returns the seconds (float); raises RuleError naming ``field``."""
+    seconds = duration_seconds(value, field)
+    if seconds == 0:
+        raise RuleError("%s: %r is no lifetime; kops would export a kubeconfig whose user has no credential. Give a "
+                        "duration such as 18h" % (field, value))
+    return seconds
+
+
 def control_plane_count(count, control_plane_zones):
     """``control_plane_count`` (int or None): 1 or more and odd, since each control-plane node is an etcd
-    member (pkg/apis/kops/validation/validation.go validateEtcdClusterSpec: "Should be an odd number of
+    member (pkg/apis/kops/validation/validation.go:1532-1535 validateEtcdClusterSpec: "Should be an odd number of
     control-plane-zones for quorum"), and not below the number of control-plane zones
-    (upup/pkg/fi/cloudup/new_cluster.go setupControlPlane: "If specifying both, the count should match")."""
+    (upup/pkg/fi/cloudup/new_cluster.go:944-946 setupControlPlane: "If specifying both, the count should match")."""
     if count is None:
         return
     positive(count, "control_plane_count")

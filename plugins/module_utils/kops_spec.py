@@ -147,18 +147,32 @@ def cluster_overrides(params):
         if option == "kubernetes_version":
             value = normalize_version(value)
         if option == "cloud_labels":
-            value = {str(k): str(v) for k, v in value.items()}
+            value = labels_as_text(value)
         overrides[path] = value
     return overrides
 
 
+def labels_as_text(labels):
+    """A label map with keys and values as text (kops stores ``map[string]string``); a ``None`` value is kept,
+    it removes the label (:func:`desired_object`)."""
+    return {str(k): (None if v is None else str(v)) for k, v in labels.items()}
+
+
 def desired_object(current, overrides=None, raw_spec=None):
     """The manifest to write: ``current`` (server fields stripped) with ``raw_spec`` deep-merged into
-    ``spec`` and then each override applied. ``current`` itself is not modified."""
+    ``spec`` and then each override applied. ``current`` itself is not modified.
+
+    One rule for every dict option (the merge rule): a dict override is merged into the stored value
+    (:func:`deep_merge`: keys given are set, keys not given are kept, a key given as ``None`` is removed; a
+    dict left empty is removed); any other override replaces the stored value, and ``None`` removes it.
+    """
     desired = strip_server_fields(current)
     if raw_spec:
         desired["spec"] = deep_merge(desired.get("spec") or {}, raw_spec)
     for path, value in (overrides or {}).items():
+        if isinstance(value, dict):
+            stored = get_path(desired, path)
+            value = deep_merge(stored if isinstance(stored, dict) else {}, value) or None
         set_path(desired, path, copy.deepcopy(value))
     return desired
 
@@ -188,8 +202,9 @@ def create_cluster_args(name, params, ssh_key_path=None):
             args += [flag, str(value)]
     if params.get("bastion"):
         args.append("--bastion")
-    if params.get("cloud_labels"):
-        args += ["--cloud-labels", ",".join("%s=%s" % (k, v) for k, v in sorted(params["cloud_labels"].items()))]
+    labels = sorted((k, v) for k, v in (params.get("cloud_labels") or {}).items() if v is not None)
+    if labels:  # a None value removes a label (merge rule); on a new cluster there is nothing to remove
+        args += ["--cloud-labels", ",".join("%s=%s" % (k, v) for k, v in labels)]
     if ssh_key_path:
         args += ["--ssh-public-key", ssh_key_path]
     return args

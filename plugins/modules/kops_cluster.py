@@ -13,7 +13,8 @@ description:
     existing one it compares the convergeable fields (O(kubernetes_version), O(cloud_labels),
     O(channel), O(admin_access), O(ssh_access), and any O(spec) fragment) with the stored cluster spec
     and writes only when they differ (C(kops replace)). Options that only shape a new cluster (zones,
-    counts, sizes, networking, topology...) are ignored for an existing one, with a warning when they differ.
+    counts, sizes, networking, topology...) are not applied to an existing one; they are compared with the
+    stored cluster and its instance groups, and a warning (and RV(create_only_differences)) names those that differ.
   - With O(apply=true), runs the C(kops update cluster) dry run and applies (C(--yes)) only when the
     plan is not empty; C(changed) follows the plan. With O(plan_before_apply=false), a run that wrote the
     spec applies without the dry run. O(target=terraform) writes Terraform into O(out) instead.
@@ -107,7 +108,10 @@ options:
     type: str
     choices: [public, private, none]
   dns_zone:
-    description: Hosted zone for the cluster's records; must enclose O(name).
+    description:
+      - Hosted zone for the cluster's records; must enclose O(name), and be the closest zone of the cluster's kind
+        (public, or private with O(dns=private)) that does so when a closer one is in use (a delegated public zone,
+        or any private one); otherwise the records would be shadowed and the creation fails naming the closer zone.
     type: str
   ssh_public_key:
     description: SSH public key text (not a path) to install on the instances.
@@ -144,7 +148,10 @@ options:
     type: list
     elements: str
   cloud_labels:
-    description: Tags for every cloud resource of the cluster. On an existing cluster the given map replaces the stored one.
+    description:
+      - Tags for every cloud resource of the cluster (not C(Name), C(KubernetesCluster) or kops' own prefixes).
+      - Merged into the stored value; keys given are set, keys not given are kept,
+        a key set to C(null) is removed.
     type: dict
   api_loadbalancer_type:
     description: Type of the API load balancer.
@@ -155,8 +162,9 @@ options:
     type: str
   spec:
     description:
-      - A fragment of the Cluster C(spec) (kops.k8s.io/v1alpha2 field names) merged into the stored spec;
-        a C(null) value removes a field. Applied after creation too.
+      - A fragment of the Cluster C(spec) (kops.k8s.io/v1alpha2 field names). Applied after creation too.
+      - Merged into the stored value; keys given are set, keys not given are kept,
+        a key set to C(null) is removed. Nested dicts merge the same way; lists replace.
     type: dict
   apply:
     description: Apply the spec to the cloud (C(kops update cluster --yes)) when the plan is not empty.
@@ -186,7 +194,9 @@ options:
     description: Path of the kubeconfig file to write or clean up (default kops' own, E(KUBECONFIG) or C(~/.kube/config)).
     type: path
   admin:
-    description: Lifetime of the exported admin credentials, a Go duration such as C(18h).
+    description:
+      - Lifetime of the exported admin credentials, a Go duration such as C(18h). C(0) is refused (kops would export
+        a kubeconfig without a user). The credential's expiry is returned in RV(kubeconfig.admin_expires).
     type: str
     default: 18h
 extends_documentation_fragment:
@@ -197,7 +207,9 @@ extends_documentation_fragment:
   - amazon.aws.boto3
 notes:
   - Supports check mode and diff mode. A second identical run reports C(changed=false); a no-op
-    run with O(apply=true) calls kops twice (C(get cluster), C(update cluster) dry run).
+    run with O(apply=true) calls kops twice (C(get cluster), C(update cluster) dry run), or three times when
+    O(ssh_public_key) is given (C(get sshpublickeys) to compare it); with create-only options the first call is
+    C(get --name), which reads the instance groups too.
   - Part of the C(kopsible.kops.kops) action group.
 """
 
@@ -277,6 +289,29 @@ plan_summary:
   returned: when apply=true
   type: list
   elements: str
+create_only_differences:
+  description:
+    - The options that only shape a new cluster which were given for an existing cluster with other values (not
+      applied; also warned), e.g. C(node_size (given t3.large; the cluster has ['t3.medium'])). Empty when they match.
+  returned: when the cluster existed and such options were given
+  type: list
+  elements: str
+kubeconfig:
+  description: The exported kubeconfig (never its content).
+  returned: when O(export_kubeconfig=true)
+  type: dict
+  contains:
+    path: {description: The file written., type: str}
+    changed: {description: Whether the file changed., type: bool}
+    user: {description: The kubeconfig user of the cluster's context (kops names it after the cluster)., type: str}
+    admin_expires:
+      description: When the exported admin credential expires (its client certificate's NotAfter, ISO 8601 UTC); null in check mode.
+      type: str
+      sample: "2026-12-01T17:32:05Z"
+msg:
+  description: What happened when there was nothing to do, e.g. that the cluster to delete does not exist.
+  returned: when O(state=absent) and the cluster does not exist
+  type: str
 validation:
   description:
     - Result of C(kops validate cluster) (failures, nodes, ok, topology, problems, attempts).
@@ -332,19 +367,14 @@ import functools
 import os
 import tempfile
 
-from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rules, kops_spec, route53
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rules, kops_spec, route53
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
-    ClusterOps, cluster_facts, check_version_change)
+    CREATE_ONLY, ClusterOps, cluster_facts, check_version_change, create_only_differences, stored_create_options)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
-    StoreGuard, kops_argument_spec, state_store_of)
+    KopsModule, StoreGuard, kops_argument_spec, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
-
-CREATE_ONLY = ("zones", "control_plane_zones", "control_plane_count", "node_count", "node_size", "control_plane_size",
-               "networking", "topology", "dns", "dns_zone", "ssh_public_key", "image", "control_plane_image",
-               "node_image", "vpc", "network_cidr", "subnets", "utility_subnets", "api_loadbalancer_type")
 
 
 def argument_spec():
@@ -413,8 +443,8 @@ def check_params(params, region):
     for field in ("node_size", "control_plane_size"):
         if params[field] is not None:
             kops_rules.machine_types(params[field], field)
-    for field in ("validate_timeout", "admin"):
-        kops_rules.duration_seconds(params[field], field)
+    kops_rules.duration_seconds(params["validate_timeout"], "validate_timeout")
+    kops_rules.admin_lifetime(params["admin"])
     if params["ssh_public_key"] is not None:
         kops_rules.ssh_public_key(params["ssh_public_key"])
     kops_spec.check_spec_fields(params["spec"], kops_spec.CLUSTER_SPEC_FIELDS)
@@ -422,6 +452,8 @@ def check_params(params, region):
         kops_rules.kubernetes_version(params["kubernetes_version"])
     if params["dns_zone"]:
         params["dns_zone"] = kops_rules.dns_zone_encloses(params["dns_zone"], name)
+    if params["cloud_labels"]:
+        kops_ig.cloud_labels(params["cloud_labels"], "cloud_labels")  # kops cluster.go validateCloudLabels
     if params["network_cidr"]:
         kops_rules.cidr(params["network_cidr"], "network_cidr")
     for field in ("admin_access", "ssh_access"):
@@ -439,6 +471,10 @@ def create(module, ops, name, params, result):
     """Create the cluster (or, in check mode, show what kops would create)."""
     if not params["zones"]:
         module.fail_json(msg="zones: at least one availability zone is required to create cluster %s" % name, **result)
+    if params["dns_zone"] and params["dns"] != "none" and not kops_rules.is_gossip(name):
+        problem = ops.closer_zone_problem(name, params["dns_zone"], params["dns"] == "private")
+        if problem:
+            module.fail_json(msg=problem, **result)
     key_file = None
     try:
         if params["ssh_public_key"]:
@@ -502,13 +538,19 @@ def converge(module, ops, name, current, params, result, base=None):
     and diff are from ``current``, the stored spec before this run.
     """
     base = current if base is None else base
-    ignored = [o for o in CREATE_ONLY if params.get(o) not in (None, [], "")]
-    if ignored:
-        module.warn("%s only shape a new cluster; %s exists, so they were not compared or applied "
-                    "(use spec, or kops_instancegroup for instance groups)" % (", ".join(ignored), name))
+    if result.get("create_only_differences"):
+        module.warn("%s only shape a new cluster; %s exists with other values, so these were not applied: %s "
+                    "(use spec, or kops_instancegroup for instance groups)" % (
+                        ", ".join(d.split(" ")[0] for d in result["create_only_differences"]), name,
+                        "; ".join(result["create_only_differences"])))
     desired = kops_spec.desired_object(base, kops_spec.cluster_overrides(params), params["spec"])
     before = kops_spec.strip_server_fields(current)
     result["changes"] = kops_spec.diff_paths(before, desired)
+    if any(c["path"].startswith("spec.cloudLabels") for c in result["changes"]):
+        try:  # the merged labels, whether given as cloud_labels or through spec (kops cluster.go:122-153)
+            kops_ig.cloud_labels(desired["spec"].get("cloudLabels"), "cloud_labels")
+        except kops_rules.RuleError as exc:
+            module.fail_json(msg=str(exc), **result)
     result["diff"] = {"before": {"spec": before.get("spec")}, "after": {"spec": desired.get("spec")}}
     result["spec"] = desired.get("spec")
     if result["changes"]:
@@ -536,7 +578,14 @@ def apply(module, ops, name, params, s3, result):
 
 def ensure_present(module, ops, name, params, s3=None):
     result = dict(changed=False, name=name, changes=[], state_store=ops.state_store, kops_invocations=ops.runner.calls)
-    current = ops.get_cluster(name)
+    given = [o for o in CREATE_ONLY if params.get(o) not in (None, [], "")]
+    if given:  # compared with the stored cluster and its groups (one kops call either way)
+        current, groups = ops.get_all(name)
+    else:
+        current, groups = ops.get_cluster(name), {}
+    if current is not None and given:
+        keys = ops.get_ssh_keys(name) if params["ssh_public_key"] else None
+        result["create_only_differences"] = create_only_differences(params, stored_create_options(current, groups, keys))
     if current is None:
         create(module, ops, name, params, result)
     else:
@@ -576,6 +625,7 @@ def ensure_absent(module, ops, name, params):
     result = dict(changed=False, name=name, changes=[], cluster={}, state_store=ops.state_store, kops_invocations=ops.runner.calls)
     current = ops.get_cluster(name)
     if current is None:
+        result["msg"] = "cluster %s does not exist in %s; nothing to delete" % (name, ops.state_store)
         return result
     label = params["protection_label"]
     value = (kops_spec.get_path(current, ("spec", "cloudLabels")) or {}).get(label)
@@ -597,7 +647,7 @@ def ensure_absent(module, ops, name, params):
 
 
 def main():
-    module = AnsibleAWSModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = dict(module.params)
     if "PRIVATE KEY" in (params["ssh_public_key"] or ""):
         module.no_log_values.add(params["ssh_public_key"])  # a private key given by mistake: never echo it

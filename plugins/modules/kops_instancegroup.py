@@ -10,7 +10,9 @@ version_added: 0.1.0
 description:
   - Creates (C(kops create -f)), converges (C(kops replace), only when a given field differs) or deletes
     (C(kops delete instancegroup --yes)) one InstanceGroup of a cluster in a kOps state store.
-  - Fields not given are left as they are. Every option is checked against kops' own InstanceGroup
+  - Fields not given are left as they are. Dict options merge into the stored value (keys not given are kept,
+    C(null) removes a key); list and scalar options replace it. Check mode and C(--diff) show the merged result.
+    Every option is checked against kops' own InstanceGroup
     rules (pkg/apis/kops/validation/instancegroup.go and aws.go) before kops runs.
   - With O(apply=true), plans with C(kops update cluster) and applies (C(--yes)) only a non-empty plan. This is
     also how drift is repaired; when the Auto Scaling group was changed outside kops, the plan shows
@@ -49,13 +51,27 @@ options:
   image: {description: "Machine image (C(ami-...), C(owner/name) or C(ssm:...)).", type: str}
   subnets: {description: Subnets of the cluster spec to run in (names such as C(us-east-1a))., type: list, elements: str}
   zones: {description: Availability zones to run in., type: list, elements: str}
-  node_labels: {description: Kubernetes node labels., type: dict}
+  node_labels:
+    description:
+      - Kubernetes node labels; keys and values as kubelet registers them (a key of at most 63 characters with an optional
+        DNS-subdomain prefix and one C(/), a value of at most 63 characters).
+      - Merged into the stored value; keys given are set, keys not given are kept,
+        a key set to C(null) is removed.
+    type: dict
   taints: {description: "Taints, C(key=value:Effect) with Effect C(NoSchedule), C(PreferNoSchedule) or C(NoExecute).", type: list, elements: str}
-  cloud_labels: {description: Tags of the group's cloud resources (the Auto Scaling group and its instances)., type: dict}
+  cloud_labels:
+    description:
+      - Tags of the group's cloud resources (the Auto Scaling group and its instances).
+      - Merged into the stored value; keys given are set, keys not given are kept,
+        a key set to C(null) is removed.
+    type: dict
   suspend_processes: {description: Auto Scaling processes to suspend (e.g. C(AZRebalance))., type: list, elements: str}
   instance_protection: {description: Protect new instances from scale-in., type: bool}
   instance_metadata:
-    description: "IMDS settings: C(http_tokens) (C(required) for IMDSv2, or C(optional)) and C(http_put_response_hop_limit) (1-64)."
+    description:
+      - "IMDS settings: C(http_tokens) (C(required) for IMDSv2, or C(optional)) and C(http_put_response_hop_limit) (1-64)."
+      - Merged into the stored value; keys given are set, keys not given are kept,
+        a key set to C(null) is removed.
     type: dict
   detailed_instance_monitoring: {description: CloudWatch detailed monitoring., type: bool}
   external_load_balancers:
@@ -63,10 +79,14 @@ options:
     type: list
     elements: dict
   additional_user_data:
-    description: "Extra cloud-init parts, each with C(name), C(type) (e.g. C(text/x-shellscript)) and C(content)."
+    description:
+      - "Extra cloud-init parts, each with C(name), C(type) (e.g. C(text/x-shellscript)) and C(content)."
+      - A list; it replaces the stored list. The rendered user data (kops' nodeup script plus these parts) must fit
+        EC2's 16,384 bytes; it is measured before anything is written (RV(user_data_bytes)).
+        O(compress_user_data) does not compress these parts.
     type: list
     elements: dict
-  compress_user_data: {description: Compress the user data (gzip)., type: bool}
+  compress_user_data: {description: "Compress kops' own kube_env inside the nodeup script (gzip, base64); additional parts are not compressed.", type: bool}
   packages: {description: Extra OS packages to install., type: list, elements: str}
   sysctl_parameters: {description: "Kernel parameters, C(name=value).", type: list, elements: str}
   mixed_instances_policy:
@@ -75,21 +95,37 @@ options:
         C(excluded_instance_types)), C(on_demand_allocation_strategy), C(on_demand_base), C(on_demand_above_base) (0-100),
         C(spot_allocation_strategy) (lowest-price, diversified, capacity-optimized, capacity-optimized-prioritized,
         price-capacity-optimized), C(spot_instance_pools)."
+      - Merged into the stored value; keys given are set, keys not given are kept,
+        a key set to C(null) is removed. C(instances) is a list and replaces the stored list.
     type: dict
   capacity_rebalance: {description: Capacity rebalancing for spot instances., type: bool}
   warm_pool:
-    description: >-
-      Warm pool (Node/APIServer groups, not with spot): C(min_size), C(max_size), C(enable_lifecycle_hook),
-      C(lifecycle_hook_timeout), C(additional_images).
+    description:
+      - "Warm pool (Node/APIServer groups, not with O(max_price)): C(min_size), C(max_size), C(enable_lifecycle_hook),
+        C(lifecycle_hook_timeout), C(additional_images). C(max_size: 0) turns it off."
+      - Merged into the stored value; keys given are set, keys not given are kept,
+        a key set to C(null) is removed.
     type: dict
   max_instance_lifetime: {description: "Replace instances older than this, a duration of at least C(24h) (or C(0) for never).", type: str}
   root_volume:
-    description: "Root volume: C(size) (GB), C(type), C(iops), C(throughput), C(encryption), C(encryption_key)."
+    description:
+      - "Root volume: C(size) (GB), C(type) (standard, gp3, gp2, io1, io2), C(iops), C(throughput), C(encryption),
+        C(encryption_key), C(delete_on_termination), C(optimization); 0 for a number means kops' default."
+      - Merged into the stored value; keys given are set, keys not given are kept,
+        a key set to C(null) is removed.
     type: dict
   max_price: {description: Maximum spot price., type: str}
-  rolling_update: {description: "Rolling update settings: C(max_surge), C(max_unavailable).", type: dict}
+  rolling_update:
+    description:
+      - "Rolling update settings: C(max_surge), C(max_unavailable), C(drain_and_terminate)."
+      - Merged into the stored value; keys given are set, keys not given are kept,
+        a key set to C(null) is removed.
+    type: dict
   spec:
-    description: Any other InstanceGroup spec fields (v1alpha2 names), merged in; C(null) removes a field.
+    description:
+      - Any other InstanceGroup spec fields (v1alpha2 names).
+      - Merged into the stored value; keys given are set, keys not given are kept,
+        a key set to C(null) is removed. Nested dicts merge the same way; lists replace.
     type: dict
 extends_documentation_fragment:
   - kopsible.kops.kops
@@ -182,6 +218,13 @@ previous_versions:
   returned: always
   type: dict
   sample: {"s3://kops-state/mycluster01.kopsclustertest.example.org/config": "3HL4kqtJlcpXroDTDmJ.rmSpXd3dIbrHY"}
+user_data_bytes:
+  description:
+    - The size of the launch template user data kops would render for the group (nodeup script as kops last rendered
+      it plus the additional parts in kops' MIME framing); more than 16384 fails before anything is written.
+    - Null when no launch template of the group or of a group of its role exists yet (nothing to measure from).
+  returned: when O(additional_user_data) (or O(compress_user_data)) changes
+  type: int
 state_store_safety:
   description:
     - C(versioning_warning) (str or null, also shown as a warning), C(lock) (C(url), C(waited_seconds),
@@ -193,12 +236,11 @@ state_store_safety:
 
 import functools
 
-from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_cluster_ops, kops_ig, kops_output, kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
-    StoreGuard, kops_argument_spec, state_store_of)
+    KopsModule, StoreGuard, kops_argument_spec, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -229,16 +271,34 @@ def check_name(params):
 
 
 def desired_group(params, cluster_name, current, role):
-    """The manifest to store (dict) and the list of field changes."""
-    fields = kops_ig.overrides(params)
-    if current is None:
-        manifest = kops_ig.new_manifest(cluster_name, params["name"], role, fields)
-        if params["spec"]:
-            manifest["spec"] = kops_spec.deep_merge(manifest["spec"], params["spec"])
-        return manifest, kops_spec.diff_paths({}, manifest)
-    overrides = {("spec", field): value for field, value in fields.items()}
-    manifest = kops_spec.desired_object(current, overrides, params["spec"])
-    return manifest, kops_spec.diff_paths(kops_spec.strip_server_fields(current), manifest)
+    """The manifest to store (dict) and the list of field changes. Dict options merge into the stored
+    values (kops_spec.desired_object's merge rule), also for a new group (where ``None`` values just drop)."""
+    overrides = {("spec", field): value for field, value in kops_ig.overrides(params).items()}
+    base = current if current is not None else kops_ig.new_manifest(cluster_name, params["name"], role, {})
+    manifest = kops_spec.desired_object(base, overrides, params["spec"])
+    before = kops_spec.strip_server_fields(current) if current is not None else {}
+    return manifest, kops_spec.diff_paths(before, manifest)
+
+
+def check_user_data_size(module, cluster_name, groups, manifest, role, result):
+    """Fail (before anything is written) when the user data kops would render exceeds EC2's 16,384 bytes. The nodeup
+    script is measured as kops last rendered it: the launch template of this group, or of another group of the same
+    role (kops renders the same script for them, bar the group's name); the parts are framed as kops frames them
+    (kops_ig.aws_multipart_mime). ``result['user_data_bytes']`` reports the measure (None: no launch template yet,
+    the cluster was never applied, so nothing to measure from)."""
+    name = manifest["metadata"]["name"]
+    same_role = [g for g in sorted(groups) if g != name and kops_spec.normalize_role(groups[g]["spec"].get("role")) == role]
+    ec2 = module.client("ec2")
+    text, source = kops_cluster_ops.launch_template_user_data(ec2, ["%s.%s" % (g, cluster_name) for g in [name] + same_role])
+    script = kops_ig.nodeup_script_of(text) if text is not None else None
+    if script is None:
+        result["user_data_bytes"] = None
+        return
+    parts = manifest["spec"].get("additionalUserData") or []
+    result["user_data_bytes"] = len(kops_ig.aws_multipart_mime(script, parts, role == "Bastion"))
+    problem = kops_ig.user_data_problem(script, manifest["spec"], source)
+    if problem:
+        module.fail_json(msg=problem, **result)
 
 
 def plan_and_apply(module, ops, params, cluster_name, pending, s3, result):
@@ -279,12 +339,15 @@ def ensure(module, ops, params):
         module.fail_json(msg="role: required to create InstanceGroup %s (ControlPlane, Node, Bastion or APIServer)" % params["name"])
     if stored_role and role != stored_role:
         module.fail_json(msg="role: %s is a %s InstanceGroup; the role of an existing group cannot change to %s" % (params["name"], stored_role, role))
-    try:
-        kops_ig.check_sizes(role, params["min_size"], params["max_size"])  # the stored role's rules too
-        kops_ig.check_fields(params, role, [s.get("name") for s in cluster["spec"].get("subnets") or []])
+    manifest, result["changes"] = desired_group(params, cluster_name, current, role)
+    try:  # the rules judge what would be stored: given fields merged into the stored ones
+        merged = kops_ig.merged_params(params, manifest.get("spec"))
+        kops_ig.check_sizes(role, merged["min_size"], merged["max_size"])  # the stored role's rules too
+        kops_ig.check_fields(merged, role, [s.get("name") for s in cluster["spec"].get("subnets") or []])
     except kops_rules.RuleError as exc:
         module.fail_json(msg=str(exc))
-    manifest, result["changes"] = desired_group(params, cluster_name, current, role)
+    if any(c["path"].startswith(("spec.additionalUserData", "spec.compressUserData")) for c in result["changes"]):
+        check_user_data_size(module, cluster_name, groups, manifest, role, result)
     result["diff"] = {"before": (current or {}).get("spec") or {}, "after": manifest.get("spec")}
     pending = None
     if result["changes"]:
@@ -299,7 +362,7 @@ def ensure(module, ops, params):
 
 
 def main():
-    module = AnsibleAWSModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = dict(module.params)
     try:
         check_name(params)

@@ -129,13 +129,12 @@ state_store_safety:
   type: dict
 """
 
-from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
 from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
 
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_pdb, kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import StoreGuard, kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, StoreGuard, kops_argument_spec, state_store_of
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import (
     DURATION_FLAGS, group_instances, replaced, rolling_update_args)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
@@ -184,7 +183,7 @@ def pdb_gate(module, params, cluster, result, instances):
 
 
 def main():
-    module = AnsibleAWSModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = dict(module.params)
     try:
         cluster = kops_rules.cluster_name(params["cluster"], "cluster")

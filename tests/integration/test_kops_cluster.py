@@ -1,4 +1,6 @@
 """kops_cluster with the real kops v1.36.2 against the emulator, read back with boto3 and kops' state store."""
+import datetime
+
 import pytest
 
 from conftest import CLUSTER, SUBDOMAIN
@@ -46,8 +48,20 @@ def test_create_apply_builds_ha_cluster_then_second_run_is_a_noop(kops_world, kp
     store, versions = kops_world.store(), kops_world.store_versions()
     again = kplay([cluster_task(**kops_world.cluster_options(apply=True))]).result("cluster")
     assert again["changed"] is False, again.get("plan_summary")
-    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "cluster"], ["update", "cluster"]]
+    # The create-only options are compared with the stored cluster (its groups and SSH key): equal, so no warning
+    # (issue 16 item 9).
+    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "--name"], ["get", "sshpublickeys"],
+                                                                    ["update", "cluster"]]
+    assert again["create_only_differences"] == [] and not again.get("warnings"), again.get("warnings")
     assert kops_world.store() == store and kops_world.store_versions() == versions
+
+    other = kplay([cluster_task(**kops_world.cluster_options(node_size="t3.large", node_count=5))]).result("cluster")
+    assert other["changed"] is False
+    assert other["create_only_differences"] == ["node_count (given 5; the cluster has 2)",
+                                                "node_size (given t3.large; the cluster has ['t3.medium'])"]
+    assert len(other["warnings"]) == 1 and other["warnings"][0].startswith("node_count, node_size only shape a new cluster")
+    assert not other.get("deprecations"), other["deprecations"]  # issue 16 item 14: no "Passing warnings" deprecation
+    assert kops_world.store() == store
 
 
 def test_converge_version_and_labels_and_version_rules(kops_world, kplay):
@@ -79,6 +93,14 @@ def test_converge_version_and_labels_and_version_rules(kops_world, kplay):
                                 apply=True)]).result("cluster")
     assert again["changed"] is False, (again.get("changes"), again.get("plan_summary"))
 
+    # issue 16 item 7: cloud_labels merge into the stored labels; null removes one; --diff shows the merged map
+    merged = kplay([cluster_task(name=CLUSTER, cloud_labels={"team": "a"})], diff=True).result("cluster")
+    assert merged["changes"] == [{"path": "spec.cloudLabels.team", "before": None, "after": "a"}]
+    assert merged["cluster"]["cloud_labels"] == {"environment": "test", "team": "a"}
+    removed = kplay([cluster_task(name=CLUSTER, cloud_labels={"environment": None})], check=True, diff=True).result("cluster")
+    assert removed["diff"]["after"]["spec"]["cloudLabels"] == {"team": "a"}
+    assert removed["changes"] == [{"path": "spec.cloudLabels.environment", "before": "test", "after": None}]
+
 
 def test_delete_leaves_only_ns_and_soa(kops_world, kplay):
     assert not kplay([cluster_task(**kops_world.cluster_options(apply=True))]).result("cluster").get("failed")
@@ -94,6 +116,8 @@ def test_delete_leaves_only_ns_and_soa(kops_world, kplay):
     assert not any(k.startswith(CLUSTER + "/") for k in kops_world.store())
     again = kplay([cluster_task(name=CLUSTER, state="absent")]).result("cluster")
     assert again["changed"] is False and not again.get("failed")
+    # issue 16 item 12: the result says why nothing happened
+    assert again["msg"] == "cluster %s does not exist in %s; nothing to delete" % (CLUSTER, kops_world.kops["state_store"])
 
 
 BAD_INPUTS = [
@@ -108,7 +132,28 @@ BAD_INPUTS = [
     ({"network_cidr": "172.20.0.0/33"}, "network_cidr:"),
     ({"target": "terraform"}, "out: a directory is required"),
     ({"state_store": "kopsible-state"}, "state_store: 'kopsible-state' must be an s3://"),
+    # issue 16 item 4: kops and the lock would use different keys
+    ({"state_store": "s3://kopsible-state/team//prod"}, "state_store: 's3://kopsible-state/team//prod' has an empty path segment"),
+    # issue 16 item 3: kops would export a kubeconfig without a user
+    ({"export_kubeconfig": True, "admin": "0"}, "admin: '0' is no lifetime"),
+    ({"export_kubeconfig": True, "admin": "0s"}, "admin: '0s' is no lifetime"),
+    # kops' reserved cloud labels (pkg/apis/kops/validation/cluster.go:122-153)
+    ({"cloud_labels": {"KubernetesCluster": "x"}}, "cloud_labels: 'KubernetesCluster' is a label kops reserves"),
 ]
+
+
+def test_dns_zone_farther_than_a_delegated_zone_is_refused(kops_world, kplay):
+    """Issue 16 item 5: example.org is named while kopsclustertest.example.org exists and example.org delegates it;
+    check mode and a real run both fail naming the closer zone, and nothing is written."""
+    before, store = kops_world.emulator.snapshot(), kops_world.store()
+    for check in (True, False):
+        result = kplay([cluster_task(**kops_world.cluster_options(dns_zone="example.org", apply=True))],
+                       check=check).result("cluster")
+        assert result["failed"] is True
+        assert result["msg"].startswith("dns_zone: example.org is not the closest hosted zone enclosing %s: the public zone "
+                                        "%s (%s) exists and is delegated from example.org" % (CLUSTER, SUBDOMAIN, kops_world.zone_id))
+        assert [c["argv"][1:3] for c in result["kops_invocations"]] == [["get", "--name"]]
+    assert kops_world.emulator.snapshot() == before and kops_world.store() == store
 
 
 def test_input_rules_fail_before_kops_runs(kops_world, kplay):
@@ -153,7 +198,10 @@ def test_terraform_target_kubeconfig_export_and_validation_without_api(kops_worl
     assert not export.get("failed"), export.get("msg")
     text = kubeconfig.read_text()
     assert CLUSTER in text and "client-key-data" in text
-    assert export["kubeconfig"] == {"path": str(kubeconfig), "changed": True}
+    assert {k: export["kubeconfig"][k] for k in ("path", "changed", "user")} == {"path": str(kubeconfig), "changed": True, "user": CLUSTER}
+    # issue 16 item 3: the admin credential's expiry (default admin: 18h) is reported
+    expires = datetime.datetime.strptime(export["kubeconfig"]["admin_expires"], "%Y-%m-%dT%H:%M:%SZ")
+    assert abs((expires - datetime.datetime.utcnow()).total_seconds() - 18 * 3600) < 600, export["kubeconfig"]
     key = [line.split(":", 1)[1].strip() for line in text.splitlines() if "client-key-data" in line][0]
     assert key not in run.stdout
     validate = run.result("validate")

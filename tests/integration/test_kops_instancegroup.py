@@ -131,7 +131,7 @@ BAD_INPUTS = [
     ({"name": NODES, "min_size": -1}, "min_size: must be 0 or more"),
     ({"name": "x", "role": "Worker"}, "role: 'Worker' is not one of"),
     ({"name": "Bad_Name", "role": "Node"}, "name: 'Bad_Name'"),
-    ({"name": "cp", "role": "Master", "min_size": 2, "max_size": 2}, "ControlPlane InstanceGroup must have minSize and maxSize 1"),
+    ({"name": "cp", "role": "Master", "min_size": 2, "max_size": 2}, "min_size: 2; a ControlPlane InstanceGroup has at most 1"),
     ({"name": NODES, "max_instance_lifetime": "12h"}, "max_instance_lifetime: 12h is under 24h"),
     ({"name": NODES, "instance_metadata": {"http_tokens": "always"}}, "instance_metadata.http_tokens"),
     ({"name": NODES, "instance_metadata": {"http_put_response_hop_limit": 0}}, "http_put_response_hop_limit"),
@@ -147,7 +147,14 @@ BAD_INPUTS = [
     ({"name": NODES, "suspend_processes": ["Nap"]}, "suspend_processes: 'Nap'"),
     ({"name": NODES, "subnets": ["us-east-1z"]}, "subnets: us-east-1z not in the cluster spec"),
     ({"name": NODES, "sysctl_parameters": ["vm.swappiness"]}, "must contain a '=' character"),
-    ({"name": NODES, "root_volume": {"size": 0}}, "root_volume.size: must be greater than 0"),
+    ({"name": NODES, "root_volume": {"size": -1}}, "root_volume.size: must be 0 (kops' default) or more"),
+    ({"name": NODES, "root_volume": {"type": "st1"}}, "root_volume.type: 'st1' is not one of"),
+    # issue 16 item 2: kops stores these, kubelet could not register the node
+    ({"name": NODES, "node_labels": {"team": "v" * 64}}, "node_labels: 'team'="),
+    ({"name": NODES, "node_labels": {"a.example.com/b/c": "x"}}, "at most one '/'"),
+    ({"name": NODES, "taints": ["a=b:NoSchedule", "a=b:NoSchedule"]}, "taints[1]: 'a=b:NoSchedule' is listed twice"),
+    ({"name": NODES, "additional_user_data": [{"name": "a.sh", "content": "x"}]}, "additional_user_data[0].type: None"),
+    ({"name": NODES, "cloud_labels": {"Name": "x"}}, "cloud_labels: 'Name' is a label kops reserves"),
     ({"name": "new-group", "min_size": 1}, "role: required to create InstanceGroup new-group"),
     ({"name": NODES, "role": "Bastion"}, "the role of an existing group cannot change"),
     # found by a breaker session: wrong types inside dict options used to crash with a TypeError
@@ -238,3 +245,74 @@ def test_scale_playbook_guide_layout_nodes_2_to_3(cluster, kplay):
     assert len({i["AvailabilityZone"] for i in asg["Instances"]}) == 3
     again = run_playbook(playbook=playbook, emulator=cluster.emulator, extra_vars=extra)
     assert again.stats["localhost"]["changed"] == 0, [n for n, r in again.results if r.get("changed")]
+
+
+WARM_ON_DEMAND = dict(name="warm-od", role="Node", image=UBUNTU_AMI, subnets=["us-east-1a"], machine_type="c5.large",
+                      min_size=1, max_size=2, warm_pool={"min_size": 1, "max_size": 2},
+                      mixed_instances_policy={"instances": ["c5.large", "c5a.large"], "on_demand_above_base": 100,
+                                              "spot_allocation_strategy": "capacity-optimized"})
+
+
+def test_warm_pool_on_an_all_on_demand_mixed_group_is_stored_as_kops_accepts_it(cluster, kplay):
+    """Issue 16 item 1: kops v1.36.2 refuses a warm pool only with maxPrice (instancegroup.go:289-296); its own
+    validation at kops create -f accepts this group, and so does the module; the max_price variant is refused."""
+    run = kplay([ig_task("od", **WARM_ON_DEMAND),
+                 ig_task("spot", **dict(WARM_ON_DEMAND, name="warm-spot", max_price="0.10"))])
+    assert not run.result("od").get("failed"), run.result("od").get("msg")
+    spec = stored_ig(cluster, "warm-od")["spec"]
+    assert spec["warmPool"] == {"minSize": 1, "maxSize": 2}
+    assert spec["mixedInstancesPolicy"] == {"instances": ["c5.large", "c5a.large"], "onDemandAboveBase": 100,
+                                            "spotAllocationStrategy": "capacity-optimized"}
+    assert run.result("spot")["failed"] is True and run.result("spot")["msg"].startswith("warm_pool: cannot be used with spot")
+    assert "%s/instancegroup/warm-spot" % CLUSTER not in cluster.store()
+
+
+def test_dict_options_merge_and_diff_shows_the_merged_result(cluster, kplay):
+    """Issue 16 item 7: root_volume {size: 64, type: gp3} then {size: 64} keeps type; null removes one field;
+    node_labels merge; check mode's diff is exactly the merged spec."""
+    first = kplay([ig_task(name=NODES, root_volume={"size": 64, "type": "gp3"}, node_labels={"team": "a", "tier": "web"})]).result("ig")
+    assert not first.get("failed"), first.get("msg")
+    again = kplay([ig_task(name=NODES, root_volume={"size": 64}, node_labels={"team": "a"})]).result("ig")
+    assert again["changed"] is False, again["changes"]
+    spec = stored_ig(cluster, NODES)["spec"]
+    assert (spec["rootVolumeSize"], spec["rootVolumeType"]) == (64, "gp3")
+    assert spec["nodeLabels"]["tier"] == "web"
+
+    store = cluster.store()
+    preview = kplay([ig_task(name=NODES, root_volume={"type": None}, node_labels={"tier": None, "zone": "b"})],
+                    check=True, diff=True).result("ig")
+    assert preview["changed"] is True and cluster.store() == store
+    assert {c["path"]: c["after"] for c in preview["changes"]} == {
+        "spec.rootVolumeType": None, "spec.nodeLabels.tier": None, "spec.nodeLabels.zone": "b"}
+    assert preview["diff"]["after"]["rootVolumeSize"] == 64 and "rootVolumeType" not in preview["diff"]["after"]
+    assert preview["diff"]["after"]["nodeLabels"] == {k: v for k, v in dict(spec["nodeLabels"], zone="b").items() if k != "tier"}
+    done = kplay([ig_task(name=NODES, root_volume={"type": None}, node_labels={"tier": None, "zone": "b"})]).result("ig")
+    assert done["diff"]["after"] == preview["diff"]["after"]
+    assert stored_ig(cluster, NODES)["spec"] == dict(preview["diff"]["after"])
+
+
+def test_user_data_is_measured_as_kops_renders_it_and_16k_is_refused(cluster, kplay):
+    """Issue 16 item 2: the size the module computes equals the launch template kops writes, byte for byte;
+    a part that takes it over EC2's 16,384 bytes fails naming additional_user_data, in check mode and a real
+    run, before anything is written; compress_user_data is not offered as the remedy."""
+    import base64
+
+    from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig
+
+    parts = [{"name": "hello.sh", "type": "text/x-shellscript", "content": "#!/bin/sh\necho hi\n"}]
+    done = kplay([ig_task(name=NODES, additional_user_data=parts, apply=True)]).result("ig")
+    assert not done.get("failed"), done.get("msg")
+    ec2 = cluster.emulator.client("ec2")
+    data = base64.b64decode(ec2.describe_launch_template_versions(
+        LaunchTemplateName="%s.%s" % (NODES, CLUSTER), Versions=["$Latest"])["LaunchTemplateVersions"][0]["LaunchTemplateData"]["UserData"])
+    assert kops_ig.aws_multipart_mime(kops_ig.nodeup_script_of(data.decode()), parts) == data
+    assert done["user_data_bytes"] == len(data)
+
+    big = [dict(parts[0], content="#!/bin/sh\n" + "# padding\n" * (16384 // 10))]
+    store, before = cluster.store(), cluster.emulator.snapshot()
+    for check in (True, False):
+        result = kplay([ig_task(name=NODES, additional_user_data=big, apply=True)], check=check).result("ig")
+        assert result["failed"] is True
+        assert result["msg"].startswith("additional_user_data: the launch template user data would be "), result["msg"]
+        assert "over EC2's limit of 16384" in result["msg"] and "compress_user_data compresses only" in result["msg"]
+    assert cluster.store() == store and cluster.emulator.snapshot() == before
