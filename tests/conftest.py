@@ -133,9 +133,17 @@ class KopsWorld:
         return objects
 
     def store_versions(self):
-        """Number of object versions in the bucket (every write adds one)."""
+        """Every object version and delete marker in the bucket, ``{(key, version id): etag}`` (``'delete marker'``
+        for a marker): every write adds a version and every deletion a marker, so equal values mean nothing
+        was written or deleted."""
         s3 = self.emulator.client("s3")
-        return len(s3.list_object_versions(Bucket=BUCKET).get("Versions", []))
+        versions = {}
+        for page in s3.get_paginator("list_object_versions").paginate(Bucket=BUCKET):
+            for version in page.get("Versions", []):
+                versions[(version["Key"], version["VersionId"])] = version["ETag"]
+            for marker in page.get("DeleteMarkers", []):
+                versions[(marker["Key"], marker["VersionId"])] = "delete marker"
+        return versions
 
     def records(self):
         r53 = self.emulator.client("route53")

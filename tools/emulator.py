@@ -52,6 +52,33 @@ def merged_amis_file():
     return path
 
 
+def backend_regions(request, full_url, headers):
+    """``GET /moto-api/kopsible/regions``: where moto holds state, as JSON ``{account id: [region, ...]}``.
+
+    An emulator extension (not an AWS API): moto makes a service's backend for an account and region
+    on the first call there, so these are the regions (and partitions, ``aws``, ``aws-cn``...) that any
+    call has touched since the last reset. ``Emulator.snapshot()`` reads every one of them through
+    the AWS APIs, so that a write in any region shows.
+    """
+    import json
+
+    from moto.core.base_backend import BackendDict
+
+    found = {}
+    for backend in list(BackendDict._instances):
+        for account, regions in list(backend.items()):
+            found.setdefault(account, set()).update(regions.keys())
+    body = json.dumps({account: sorted(regions) for account, regions in found.items()})
+    return 200, {"Content-Type": "application/json"}, body
+
+
+def register_regions_endpoint():
+    """Serve :func:`backend_regions` next to moto's own ``/moto-api/`` paths (before the server starts)."""
+    from moto.moto_api._internal import urls
+
+    urls.url_paths["{0}/moto-api/kopsible/regions"] = backend_regions
+
+
 def main(argv=None):
     """Parse arguments, patch moto, and serve until killed. Returns the process exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -68,6 +95,7 @@ def main(argv=None):
     import emulator_patches  # noqa: E402  (after MOTO_* env is set: moto reads it at import)
 
     emulator_patches.apply_all()
+    register_regions_endpoint()
 
     port = args.port or free_port(args.host)
     url = "http://%s:%d" % (args.host, port)

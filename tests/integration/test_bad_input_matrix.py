@@ -98,8 +98,6 @@ def run_matrix(emulator, module, base, cases, kops=None):
         options = dict(base, **case.options)
         tasks.append({"name": "case%03d" % index, "kopsible.kops." + module: options, "ignore_errors": True})
     emulator.warm()
-    # The bucket is read before each snapshot: moto's ListObjectVersions builds view objects of delete markers
-    # and keys (is_latest set) that the snapshot lists; read first, they are in both snapshots alike.
     store = bucket_state(emulator)
     before = emulator.snapshot()
     run = run_playbook(tasks, emulator=emulator, kops=kops)

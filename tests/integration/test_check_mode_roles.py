@@ -1,5 +1,5 @@
 """Every role in check mode against a populated emulator (delegated subdomain, versioned state store, an applied
-HA cluster) with changes to make: the emulator's state (/moto-api/data.json, canonical), the state-store
+HA cluster) with changes to make: the emulator's state (Emulator.snapshot: every resource read through the AWS APIs), the state-store
 objects and their versions, and a kubeconfig file are byte-identical before and after."""
 import hashlib
 

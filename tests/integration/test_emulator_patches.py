@@ -138,7 +138,8 @@ def test_iam_user_with_no_service_credentials_can_be_deleted_and_state_dumped(em
     assert error.value.response["Error"]["Code"] == "NoSuchEntity"
     iam.remove_user_from_group(GroupName="ops", UserName="kops")
     iam.delete_user(UserName="kops")
-    assert emulator.snapshot()  # the state dump still answers after the deletion
+    assert emulator.state()  # moto's state dump (/moto-api/data.json) still answers after the deletion
+    assert "kops" not in emulator.snapshot_state().get("aws/iam.users", {})
 
 
 def refused(call, **kwargs):

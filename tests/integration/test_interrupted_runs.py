@@ -28,6 +28,21 @@ def cloud_summary(world):
     }
 
 
+def cut_mid_way(world, kplay, task, options, timeouts=(2, 4, 8, 16, 32)):
+    """Run ``task`` with ``kops_timeout`` from ``timeouts`` until the kill leaves a state that differs from the
+    one before it (a kill before kops' first write leaves the state as it was, so trying the next, longer,
+    timeout is a fresh start). Returns ``(result, snapshot before, snapshot after the kill, timeout)``."""
+    emu = world.emulator
+    for timeout in timeouts:
+        start = emu.snapshot()
+        cut = kplay([dict(task, **{"kopsible.kops.kops_cluster": dict(options, kops_timeout=timeout)})]).result(task["name"])
+        assert cut.get("failed") and "did not finish within %ds" % timeout in cut["msg"], cut.get("msg")
+        partial = emu.snapshot()
+        if partial != start:
+            return cut, start, partial, timeout
+    raise AssertionError("kops wrote nothing before any of the kills %s" % (timeouts,))
+
+
 def test_killed_update_and_delete_converge_on_rerun(kops_world, kplay):
     create = {"name": "c", "kopsible.kops.kops_cluster": kops_world.cluster_options(), "ignore_errors": True}
     apply = {"name": "a", "kopsible.kops.kops_cluster": {"name": CLUSTER, "apply": True}, "ignore_errors": True}
@@ -43,21 +58,24 @@ def test_killed_update_and_delete_converge_on_rerun(kops_world, kplay):
 
     # kops killed during `update cluster --yes`, then the same task again
     assert not kplay([create]).result("c").get("failed")
-    cut = kplay([dict(apply, **{"kopsible.kops.kops_cluster": {"name": CLUSTER, "apply": True, "kops_timeout": 3}})]).result("a")
-    assert cut.get("failed") and "did not finish within 3s" in cut["msg"], cut.get("msg")
+    emu = kops_world.emulator
+    cut, start, partial, timeout = cut_mid_way(kops_world, kplay, apply, {"name": CLUSTER, "apply": True})
     assert [c["argv"][1:3] for c in cut["kops_invocations"]][-1] == ["update", "cluster"]
-    partial = cloud_summary(kops_world)
+    summary = cloud_summary(kops_world)
     rerun = kplay([apply]).result("a")
     assert not rerun.get("failed"), rerun.get("msg")
-    assert cloud_summary(kops_world) == applied, ("interrupted state was", partial)
+    end = emu.snapshot()
+    # the kill happened mid-way: kops had written something (partial != start) and not everything (!= end)
+    assert partial != end and rerun["changed"] is True, ("killed after %ds, nothing was left to do" % timeout)
+    assert cloud_summary(kops_world) == applied, ("interrupted state was", summary)
     again = kplay([apply]).result("a")
     assert again["changed"] is False and again["plan"]["changed"] is False
 
     # kops killed during `delete cluster --yes`, then the same task again
-    cut = kplay([dict(delete, **{"kopsible.kops.kops_cluster": {"name": CLUSTER, "state": "absent", "kops_timeout": 1}})]).result("d")
-    if cut.get("failed"):
-        assert "did not finish within 1s" in cut["msg"], cut.get("msg")
+    cut, start, partial, timeout = cut_mid_way(kops_world, kplay, delete, {"name": CLUSTER, "state": "absent"})
+    assert [c["argv"][1:3] for c in cut["kops_invocations"]][-1] == ["delete", "cluster"]
     rerun = kplay([delete]).result("d")
     assert not rerun.get("failed"), rerun.get("msg")
+    assert partial != emu.snapshot() and rerun["changed"] is True, ("killed after %ds, nothing was left to do" % timeout)
     assert cloud_summary(kops_world) == deleted
     assert kops_world.store() == {} or not [k for k in kops_world.store() if k.startswith(CLUSTER + "/")]

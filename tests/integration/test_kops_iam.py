@@ -152,12 +152,13 @@ def test_access_key_secret_only_in_the_no_log_fact(emulator, play, tmp_path):
 def emulator_can_delete_users(emulator):
     """Whether the emulator has the two fixes that deleting an IAM user needs (see docs/emulator.md):
     iam:ListServiceSpecificCredentials (amazon.aws.iam_user lists them before DeleteUser) and a
-    state dump that survives a deleted user (Emulator.snapshot)."""
+    state dump (/moto-api/data.json) that survives a deleted user."""
     iam = boto3_client_without_retries(emulator)
     iam.create_user(UserName="kopsible-probe")
     try:
         iam.list_service_specific_credentials(UserName="kopsible-probe")
         iam.delete_user(UserName="kopsible-probe")
+        emulator.state()
         emulator.snapshot()
         return True
     except Exception:  # noqa: BLE001  (HTTP 500 from the emulator, in whichever form)

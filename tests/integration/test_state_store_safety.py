@@ -153,10 +153,10 @@ def test_lock_versions_accounts_and_protection(protected, kplay):
     assert not right.get("failed") and right["state_store_safety"]["account"] == ACCOUNT
 
     # the protection label: deletion refused (nothing deleted) unless force
-    groups = world.groups()
+    groups, versions = world.groups(), world.store_versions()
     refused = kplay([{"name": "d", "kopsible.kops.kops_cluster": {"name": CLUSTER, "state": "absent"}, "ignore_errors": True}]).result("d")
     assert refused.get("failed") and "protected by its cloud label kopsible.io/protected=true" in refused["msg"]
-    assert world.groups() == groups and world.store_versions() > 0
+    assert world.groups() == groups and world.store_versions() == versions  # no object deleted (no delete marker)
     assert not [c for c in refused["kops_invocations"] if c["argv"][1] == "delete"]
     forced = kplay([{"name": "d", "kopsible.kops.kops_cluster": {"name": CLUSTER, "state": "absent", "force": True}, "ignore_errors": True}]).result("d")
     assert not forced.get("failed"), forced.get("msg")

@@ -15,23 +15,6 @@ SECRET_KEY = "kopsible-emulator-secret-key-not-real-0001"
 REGION = "us-east-1"
 
 
-def _canonical_items(items):
-    """Sorted JSON strings of ``items``: the first item per ``id`` (or ``version_id``), identical id-less items once."""
-    seen, kept = set(), set()
-    for item in items:
-        key = None
-        if isinstance(item, dict):
-            # moto's dump lists every instance it made: a view object (a listed S3 delete marker, say) appears
-            # once per listing with its id (``id``, or ``version_id`` for S3 object versions)
-            key = next((item[k] for k in ("id", "version_id") if isinstance(item.get(k), str)), None)
-        if key is not None:
-            if key in seen:
-                continue
-            seen.add(key)
-        kept.add(json.dumps(item, sort_keys=True))
-    return sorted(kept)
-
-
 class Emulator:
     """A moto server on a free loopback port.
 
@@ -89,31 +72,36 @@ class Emulator:
         return json.loads(self.state())
 
     def snapshot(self):
-        """The emulator's state as canonical JSON bytes, for "nothing was written" comparisons.
+        """The emulator's state as AWS shows it, as canonical JSON bytes, for "nothing was written" comparisons.
 
-        Everything is kept except two things moto creates lazily, per partition, on the first call
-        of any service, which are not writes by the caller: IAM's catalogue of AWS-managed policies
-        (``arn:<partition>:iam::aws:policy/...``, read-only reference data) and IAM's
-        ``AccountSummary`` (counters derived from the rest of the state, which is compared anyway).
-        Items are also folded per object and sorted: moto's data.json lists every live model
-        instance in creation order, and some reads build fresh view instances of stored objects
-        (DescribeSecurityGroupRules makes a new SecurityGroupRule per rule and call, with the same
-        id and ``from_port`` -1 instead of null). So per ``id`` the first instance (the stored one,
-        made by the write) is kept; items without an id are folded when identical.
+        Read through the AWS APIs in every region and partition the emulator holds state in (see
+        :mod:`harness.snapshot`): hosted zones and record sets, VPCs and everything in them, instances
+        (with state), Auto Scaling groups, launch template versions, load balancers, target groups, IAM
+        roles/profiles/customer-managed policies (every version)/users/groups/access keys, key pairs,
+        SQS queues, EventBridge rules, S3 buckets with every object version and delete marker. Deleted
+        resources are gone from it (moto's ``/moto-api/data.json`` keeps them). Only what AWS owns is
+        left out (AWS-managed IAM policies, public images). Compare two values with ``==``;
+        :meth:`snapshot_diff` says where they differ.
         """
-        state = self.state_json()
-        iam = state.get("iam")
-        if isinstance(iam, dict):
-            iam.pop("AccountSummary", None)
-            for key, items in iam.items():
-                if isinstance(items, list):
-                    iam[key] = [i for i in items if not (isinstance(i, dict) and ":iam::aws:policy/" in str(i.get("arn", "")))]
-        for models in state.values():
-            if isinstance(models, dict):
-                for key, items in models.items():
-                    if isinstance(items, list):
-                        models[key] = _canonical_items(items)
-        return json.dumps(state, sort_keys=True).encode()
+        from . import snapshot
+
+        return snapshot.dumps(snapshot.take(self, self._snapshot_client))
+
+    def snapshot_state(self):
+        """The same state as :meth:`snapshot`, as a dict ``{kind: {id: description}}``."""
+        return json.loads(self.snapshot())
+
+    def _snapshot_client(self, service, region):
+        """boto3 clients for snapshots, kept per (service, region) (a snapshot makes dozens of calls)."""
+        import boto3
+
+        cache = self.__dict__.setdefault("_snapshot_clients", {})
+        key = (self.url, service, region)
+        if key not in cache:
+            session = self.__dict__.setdefault("_snapshot_session", boto3.session.Session())
+            cache[key] = session.client(service, endpoint_url=self.url, region_name=region,
+                                                      aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
+        return cache[key]
 
     def warm(self, region=REGION):
         """Make moto create what a real account already has (default VPC and subnets, public AMIs,
@@ -127,24 +115,12 @@ class Emulator:
             getattr(self.client(service, region), method)()
 
     @staticmethod
-    def snapshot_diff(before, after, limit=10):
-        """Where two :meth:`snapshot` values differ: list of ``'service.Model: +N/-M items'`` (str)."""
-        a, b = json.loads(before), json.loads(after)
-        found = []
-        for service in sorted(set(a) | set(b)):
-            models_a, models_b = a.get(service) or {}, b.get(service) or {}
-            if not isinstance(models_a, dict) or not isinstance(models_b, dict):
-                if models_a != models_b:
-                    found.append(service)
-                continue
-            for model in sorted(set(models_a) | set(models_b)):
-                items_a = [i if isinstance(i, str) else json.dumps(i, sort_keys=True) for i in models_a.get(model) or []]
-                items_b = [i if isinstance(i, str) else json.dumps(i, sort_keys=True) for i in models_b.get(model) or []]
-                if items_a != items_b:
-                    added = [i for i in items_b if i not in items_a]
-                    removed = [i for i in items_a if i not in items_b]
-                    found.append("%s.%s: +%d/-%d %s" % (service, model, len(added), len(removed), (added or removed)[:1]))
-        return found[:limit]
+    def snapshot_diff(before, after, limit=20):
+        """Where two :meth:`snapshot` values differ: list of str, ``'<region>/<service>.<kind>: +id ...'`` for a
+        resource made, ``-id`` for one deleted, ``~id path: old -> new`` for one changed."""
+        from . import snapshot
+
+        return snapshot.diff(json.loads(before), json.loads(after), limit)
 
     def aws_env(self):
         """The environment a user sets to point AWS tools at this endpoint (dict of str)."""
