@@ -135,10 +135,31 @@ def report(run, example, elapsed, world=None):
     roll = task(run, "Rolling update in kops' order (bastions, control plane, nodes)")
     applied = task(run, "Set the version and apply")
     if roll:
-        print("\n== 5. upgrade to %s (playbooks/upgrade_cluster.yml): %d plan items applied, %d groups rolled" % (
-            applied.get("cluster", {}).get("kubernetes_version"), len(applied.get("plan_summary", [])), len(roll.get("replaced", {}))))
-        for group, ids in sorted(roll.get("replaced", {}).items()):
-            print("   %-28s %s -> %s" % (group, ", ".join(ids["before"]), ", ".join(ids["after"])))
+        print("\n== 5. upgrade to %s (playbooks/upgrade_cluster.yml): %d plan items applied, %d groups rolled%s" % (
+            applied.get("cluster", {}).get("kubernetes_version"), len(applied.get("plan_summary", [])), len(roll.get("replaced", {})),
+            "" if not roll.get("rolled") else ", drained for real in %.0fs" % (roll.get("roll_seconds") or 0)))
+        for group in roll.get("rolled") or []:
+            print("   %-26s %s  drained %d node(s), %d pod(s) evicted%s, %d validation(s) %.0fs, %.0fs" % (
+                group["name"], ", ".join("%s -> %s" % (i["old"], i["new"]) for i in group["instances"]),
+                len(group["nodes_drained"]), group["pods_evicted"],
+                " (%d eviction(s) refused by a PodDisruptionBudget and retried)" % group["evictions_refused"] if group["evictions_refused"] else "",
+                group["validations"], group["validation_seconds"], group["seconds"] or 0))
+        if not roll.get("rolled"):
+            for group, ids in sorted(roll.get("replaced", {}).items()):
+                print("   %-28s %s -> %s" % (group, ", ".join(ids["before"]), ", ".join(ids["after"])))
+        after = task(run, "List the nodes after the upgrade").get("resources", [])
+        if after:
+            before_versions = sorted({n["status"]["nodeInfo"]["kubeletVersion"] for n in nodes})
+            after_versions = sorted({n["status"]["nodeInfo"]["kubeletVersion"] for n in after})
+            print("   node kubelet versions: before %s (%d nodes), after %s (%d nodes)" % (
+                ", ".join(before_versions), len(nodes), ", ".join(after_versions), len(after)))
+        pods = task(run, "List the workload's pods after the upgrade").get("resources", [])
+        if pods:
+            print("   workload default/web (PDB minAvailable 4): %d pods Running after the roll, on %s" % (
+                sum(1 for p in pods if p["status"].get("phase") == "Running"), ", ".join(sorted({p["spec"]["nodeName"] for p in pods}))))
+        final = task(run, "Validate the upgraded cluster").get("validation")
+        if final:
+            print("   kops validate cluster after the roll: %s" % ("passed: the cluster is ready" if final.get("ok") else "FAILED %s" % final.get("problems")))
     if deleted:
         d = deleted[0]
         print("\n== 6. cluster deleted: %d cloud resources; records left under its name: %s" % (
@@ -154,6 +175,10 @@ def report(run, example, elapsed, world=None):
                                          "kubelet": n["status"]["nodeInfo"]["kubeletVersion"]} for n in nodes],
                "scale_plan": scale.get("plan_summary", []) if scale else [],
                "upgrade_replaced": roll.get("replaced", {}) if roll else {},
+               "upgrade_rolled": roll.get("rolled", []) if roll else [],
+               "upgrade_validation": task(run, "Validate the upgraded cluster").get("validation"),
+               "nodes_after_upgrade": [{"name": n["metadata"]["name"], "kubelet": n["status"]["nodeInfo"]["kubeletVersion"]}
+                                       for n in task(run, "List the nodes after the upgrade").get("resources", [])],
                "records_seen": [(r["name"], r["type"]) for r in records],
                "groups_seen": {g["auto_scaling_group_name"]: g["desired_capacity"] for g in groups}}
     path = os.path.join(ROOT, "out", "demo-summary.json")

@@ -76,3 +76,42 @@ def replaced(before, after):
         if gone or new:
             changes[ig] = {"before": gone, "after": new}
     return changes
+
+
+def roll_report(log, changes, would_roll):
+    """Per group, what a roll did: kops' log (:func:`kops_output.parse_rolling_log`) joined with the
+    instances read from AWS before and after (:func:`replaced`).
+
+    :param log: the parsed log (dict). :param changes: ``{ig: {'before': [...], 'after': [...]}}``.
+    :param would_roll: the groups that needed a roll (list of str), in kops' order.
+    :returns: ``(groups, remaining)``: ``groups`` is a list in the order kops rolled them of ``{'name',
+        'instances': [{'old', 'new', 'node'}], 'nodes_drained', 'pods_evicted' (count), 'evicted'
+        ({node: [NS/POD]}), 'evictions_refused' (count of refused eviction attempts, e.g. by a
+        PodDisruptionBudget, each retried by kops' drain), 'refusals' (the first few: pod and reason),
+        'validations' (count), 'validation_seconds', 'validation_failures' (messages), 'seconds',
+        'done' (bool: every old instance stopped)}``; ``remaining`` lists the groups of ``would_roll``
+        not done (in kops' order).
+    """
+    groups = []
+    for name in log["order"]:
+        entry = log["groups"][name]
+        new = list((changes.get(name) or {}).get("after", []))
+        instances = []
+        for index, inst in enumerate(entry["instances"]):
+            instances.append({"old": inst["id"], "node": inst["node"], "stopped": inst["stopped"],
+                              "new": new[index] if index < len(new) else None})
+        validations = entry["validations"]
+        groups.append({
+            "name": name, "instances": instances, "nodes_drained": entry["nodes_drained"],
+            "pods_evicted": sum(len(p) for p in entry["pods_evicted"].values()), "evicted": entry["pods_evicted"],
+            "evictions_refused": len(entry["evictions_refused"]), "refusals": entry["evictions_refused"][:5],
+            "validations": len(validations),
+            "validation_seconds": round(sum(v["seconds"] or 0 for v in validations), 3),
+            "validation_failures": [v["message"] for v in validations if not v["ok"]],
+            "seconds": entry["seconds"],
+            "done": bool(instances) and all(i["stopped"] for i in instances)})
+    done = {g["name"] for g in groups if g["done"]}
+    if log.get("completed"):
+        done |= set(would_roll) - set(log.get("disabled") or [])
+    remaining = [g for g in would_roll if g not in done]
+    return groups, remaining

@@ -31,6 +31,7 @@ class KopsError(Exception):
         self.rc = rc
         self.stderr = stderr[-4000:]
         self.stdout = stdout[-4000:]
+        self.output = stdout  # all of it (redacted), for parsers of a run that stopped part-way
 
     @property
     def not_found(self):
@@ -120,18 +121,22 @@ class KopsRunner(object):
         self.timeout = timeout
         self.calls = []
 
-    def run(self, args, stdin=None, timeout=None, check=True):
+    def run(self, args, stdin=None, timeout=None, check=True, merged=False):
         """Run ``kops ARGS``; returns :class:`KopsResult`.
 
         :param args: list of str after the binary.
         :param stdin: str fed to standard input (e.g. a manifest for ``replace -f -``).
+        :param merged: one pipe for standard output and error, so that their lines keep kops' order (a
+            rolling update writes its evictions to stdout and its steps to stderr); the result's
+            ``stdout`` and ``stderr`` are then both that text.
         :raises KopsError: non-zero exit (when ``check``), timeout, or a binary that cannot start.
         """
         argv = [find_binary(self.binary)] + [str(a) for a in args]
         shown = ["kops"] + argv[1:]
         start = time.monotonic()
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT if merged else subprocess.PIPE,
                                     env=self.env, universal_newlines=True, start_new_session=True)
         except OSError as exc:
             raise KopsError("could not start kops: %s" % exc, shown)
@@ -140,10 +145,12 @@ class KopsRunner(object):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             stdout, stderr = proc.communicate()
+            stderr = stdout if merged else stderr
             self.calls.append({"argv": shown, "rc": -1, "seconds": round(time.monotonic() - start, 3)})
             raise KopsError("kops did not finish within %ss" % (timeout or self.timeout), shown, -1,
                             self.redact(stderr), self.redact(stdout))
         seconds = round(time.monotonic() - start, 3)
+        stderr = stdout if merged else stderr
         self.calls.append({"argv": shown, "rc": proc.returncode, "seconds": seconds})
         if check and proc.returncode != 0:
             stderr, stdout = self.redact(stderr), self.redact(stdout)

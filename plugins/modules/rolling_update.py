@@ -106,6 +106,35 @@ replaced:
     - Also returned when the roll fails or times out part-way, with what it replaced until then.
   returned: always
   type: dict
+rolled:
+  description:
+    - Per group, in the order kops rolled them, what the roll did, from kops' own output and the instances read
+      from AWS. C(name); C(instances) (C(old), C(new), C(node), C(stopped)); C(nodes_drained); C(pods_evicted)
+      (count) and C(evicted) (per node, the pods kops' drain evicted, C(NAMESPACE/NAME)); C(evictions_refused)
+      (eviction attempts the API refused and kops retried, e.g. a PodDisruptionBudget) and C(refusals) (the first
+      few, pod and reason); C(validations) (count), C(validation_seconds), C(validation_failures) (kops' messages
+      of the validations that did not pass); C(seconds); C(done) (every old instance of the group stopped).
+    - Also returned when the roll stops part-way, with what was done until then.
+  returned: when something rolled or the roll failed
+  type: list
+  elements: dict
+  sample: [{name: nodes-us-east-1a, instances: [{old: i-0abc, new: i-0def, node: ip-172-20-0-4.ec2.internal, stopped: true}],
+            nodes_drained: [ip-172-20-0-4.ec2.internal], pods_evicted: 2, evictions_refused: 1, validations: 3,
+            validation_seconds: 35.2, validation_failures: ['machine "i-0def" has not yet joined cluster'], seconds: 50.1, done: true}]
+remaining:
+  description: The groups of RV(would_roll) that were not rolled to the end (empty after a complete roll).
+  returned: when something rolled or the roll failed
+  type: list
+  elements: str
+validations_before:
+  description: The validations kops ran before it rolled the first group (C(ok), C(seconds), C(message)).
+  returned: when something rolled or the roll failed
+  type: list
+  elements: dict
+roll_seconds:
+  description: Seconds from kops' first to last log line of the roll.
+  returned: when something rolled or the roll failed
+  type: float
 pdb_check:
   description:
     - The PodDisruptionBudget check. C(checked) (bool), C(skipped_reason) (why it did not run, or null),
@@ -136,7 +165,7 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_pdb, kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, StoreGuard, kops_argument_spec, state_store_of
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import (
-    DURATION_FLAGS, group_instances, replaced, rolling_update_args)
+    DURATION_FLAGS, group_instances, replaced, roll_report, rolling_update_args)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 
@@ -227,14 +256,26 @@ def roll(module, params, runner, cluster, result, guard):
         return
     guard.take_lock()
     try:
-        runner.run(rolling_update_args(cluster, params, yes=True))
-    except KopsError:
-        # a roll stopped part-way: report what it replaced; a re-run finishes the remainder
+        # one pipe for stdout and stderr: the drain's evictions (stdout) stay between kops' steps (stderr)
+        output = runner.run(rolling_update_args(cluster, params, yes=True), merged=True).stdout
+    except KopsError as exc:
+        # a roll stopped part-way: report what it did and what remains; a re-run finishes the remainder
         result["replaced"] = replaced(instances, cloud_instances(module, cluster))
+        report(result, exc.output or "", cluster)
         raise
     result["groups_after"] = kops_output.parse_rolling_update(runner.run(list_args).stdout)["groups"]
     result["replaced"] = replaced(instances, cloud_instances(module, cluster))
+    report(result, output, cluster)
     result["changed"] = bool(result["replaced"])
+
+
+def report(result, output, cluster):
+    """Fill ``rolled`` (per group: instances old -> new, nodes drained, pods evicted, validations, seconds),
+    ``remaining`` and ``roll_seconds`` from kops' merged output and the instances read from AWS."""
+    log = kops_output.parse_rolling_log(output, cluster)
+    result["rolled"], result["remaining"] = roll_report(log, result["replaced"], result["would_roll"])
+    result["validations_before"] = log["validations_before"]
+    result["roll_seconds"] = log["seconds"]
 
 
 if __name__ == "__main__":

@@ -112,12 +112,18 @@ def lifecycle_overrides(dns, ssh_public_key, kubeconfig=None):
 
     With ``kubeconfig`` (a path; the kube world must run, tools/harness/kube_world.py), the create step
     validates the cluster for real (``kops validate cluster`` against its control plane) and exports the
-    admin kubeconfig there, and the report lists the nodes read through it."""
+    admin kubeconfig there, the report lists the nodes read through it, a Deployment of 6 pods with a
+    PodDisruptionBudget (minAvailable 4) is deployed, and the upgrade rolls for real: validation, cordon,
+    drain through the eviction API, one validation after each node (intervals 4 s: the node agent
+    registers a new instance within about a second, a kubelet in AWS within a minute or two)."""
     overrides = dict(module_options(dns), cluster_ssh_public_key=ssh_public_key, cluster_image=UBUNTU_AMI,
                      cluster_channel="none", verify_dns=True, dns_nameservers=[dns.address],
                      upgrade_cloudonly=True, upgrade_validate=False, upgrade_control_plane_interval="1s",
                      upgrade_node_interval="1s", upgrade_bastion_interval="1s")
     if kubeconfig:
         overrides.update(cluster_validate=True, cluster_validate_timeout="5m", cluster_export_kubeconfig=True,
-                         cluster_kubeconfig=kubeconfig)
+                         cluster_kubeconfig=kubeconfig, lifecycle_workload=True,
+                         upgrade_cloudonly=False, upgrade_validate=True, upgrade_kubeconfig=kubeconfig,
+                         upgrade_validate_count="1", upgrade_drain_timeout="5m", upgrade_validate_timeout="10m",
+                         upgrade_control_plane_interval="4s", upgrade_node_interval="4s", upgrade_bastion_interval="4s")
     return overrides

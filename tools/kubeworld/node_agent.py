@@ -183,6 +183,7 @@ class NodeAgent(object):
         self.errors = 0
         self.last_error = None
         self.store_refreshed = 0.0
+        self.step_seconds = None
 
     # -- knobs ---------------------------------------------------------------------------------------
     def knobs(self):
@@ -436,8 +437,10 @@ class NodeAgent(object):
     # -- loop ----------------------------------------------------------------------------------------
     def run(self):
         while not self.stopping.is_set():
+            started = time.monotonic()
             try:
                 self.step()
+                self.step_seconds = round(time.monotonic() - started, 3)
             except Exception as exc:  # an emulator or API hiccup: log, count and go on (a kubelet retries too)
                 self.errors += 1
                 self.last_error = "%s: %s" % (type(exc).__name__, exc)

@@ -189,7 +189,8 @@ class KubeWorld(object):
                 "started_seconds": round(c.control_plane.started_seconds or 0, 2),
                 "rss_bytes": c.control_plane.rss_bytes(), "lb_names": c.lb_names, "dns_updates": c.dns_updates,
                 "admin_kubeconfig": c.control_plane.admin_kubeconfig, "workdir": c.control_plane.workdir,
-                "agent_errors": c.agent.errors, "agent_last_error": c.agent.last_error}
+                "agent_errors": c.agent.errors, "agent_last_error": c.agent.last_error,
+                "agent_step_seconds": c.agent.step_seconds}
         path = os.path.join(self.state_dir, "world.json")
         with open(path + ".tmp", "w") as handle:
             json.dump(state, handle, indent=1, default=str)
