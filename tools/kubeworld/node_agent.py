@@ -179,6 +179,7 @@ class NodeAgent(object):
         self.leases = {}
         self.heartbeats = {}
         self.thread = None
+        self.wanted = {}
         self.stopping = threading.Event()
         self.errors = 0
         self.last_error = None
@@ -294,11 +295,17 @@ class NodeAgent(object):
     # -- one pass ------------------------------------------------------------------------------------
     def step(self):
         """One reconciliation pass (instances -> Nodes, leases, pods). Returns the number of Nodes kept."""
+        wanted = self.step_nodes()
+        self.reconcile_pods(wanted, self.knobs())
+        return len(wanted)
+
+    def step_nodes(self):
+        """Instances -> Nodes, their leases and status; returns ``{node name: (instance, role, ready)}``."""
         from kubernetes.client.rest import ApiException
 
         knobs = self.knobs()
         now = time.time()
-        if now - self.store_refreshed > 5:
+        if now - self.store_refreshed > 5 and self.thread is None:  # a running agent refreshes in its own thread
             self.store.refresh()
             self.store_refreshed = now
         wanted = {}
@@ -344,8 +351,8 @@ class NodeAgent(object):
         for name, node in existing.items():
             if name not in wanted and (node.metadata.annotations or {}).get("kopsible.dev/instance-id"):
                 self.remove_node(name)
-        self.reconcile_pods(wanted, knobs)
-        return len(wanted)
+        self.wanted = wanted
+        return wanted
 
     def renew_lease(self, name, now):
         from kubernetes.client.rest import ApiException
@@ -435,23 +442,35 @@ class NodeAgent(object):
                                       for c in pod.spec.containers]}
 
     # -- loop ----------------------------------------------------------------------------------------
-    def run(self):
+    def _loop(self, work, period, timed=False):
         while not self.stopping.is_set():
             started = time.monotonic()
             try:
-                self.step()
-                self.step_seconds = round(time.monotonic() - started, 3)
+                work()
+                if timed:
+                    self.step_seconds = round(time.monotonic() - started, 3)
             except Exception as exc:  # an emulator or API hiccup: log, count and go on (a kubelet retries too)
                 self.errors += 1
                 self.last_error = "%s: %s" % (type(exc).__name__, exc)
-            self.stopping.wait(self.period)
+            self.stopping.wait(period)
 
     def start(self):
-        self.thread = threading.Thread(target=self.run, name="node-agent-" + self.name, daemon=True)
-        self.thread.start()
+        """Run three loops in daemon threads, so that a slow call in one does not hold the others: instances
+        -> Nodes (every 0.5 s), pods (every 0.3 s), the state store (every 3 s). Returns self."""
+        self.store.refresh()
+        self.store_refreshed = time.time()
+        self.wanted = {}
+        loops = ((lambda: self.step_nodes(), self.period, True),
+                 (lambda: self.reconcile_pods(dict(self.wanted), self.knobs()), 0.3, False),
+                 (self.store.refresh, 3.0, False))
+        self.threads = [threading.Thread(target=self._loop, args=loop, name="node-agent-%s-%d" % (self.name, i), daemon=True)
+                        for i, loop in enumerate(loops)]
+        self.thread = self.threads[0]
+        for thread in self.threads:
+            thread.start()
         return self
 
     def stop(self):
         self.stopping.set()
-        if self.thread:
-            self.thread.join(10)
+        for thread in getattr(self, "threads", []):
+            thread.join(10)

@@ -1,0 +1,205 @@
+"""Rolling updates that drain for real: kops' own rolling update (not --cloudonly) against the emulated
+cluster's real control plane, with a Deployment under a PodDisruptionBudget so that evictions and PDB waits
+are real. One HA cluster (3 control-plane nodes, 2 workers) and its workload are shared by the tests of
+this file, in order: the upgrade 1.34.1 -> 1.35.0, a PDB that allows no disruption, a validation failure
+mid-roll, an interrupted drain, a scale-down."""
+import threading
+import time
+
+import pytest
+
+from conftest import CLUSTER, KopsWorld
+
+pytestmark = pytest.mark.kops
+FAST = dict(control_plane_interval="4s", node_interval="4s", bastion_interval="4s", validate_count=1,
+            validation_timeout="5m", drain_timeout="5m")
+MIN_AVAILABLE = 4
+
+
+@pytest.fixture(scope="module")
+def live(emulator_session, kops_dns, ssh_public_key, kube_world, tmp_path_factory):
+    """The guide's HA cluster, applied, with its control plane, an exported admin kubeconfig and a Deployment
+    of 6 pods under a PodDisruptionBudget minAvailable 4."""
+    import kubernetes
+
+    from harness.playbook import run_playbook
+
+    emulator_session.reset()
+    world = KopsWorld(emulator_session, kops_dns, ssh_public_key)
+    world.kube = kube_world
+    world.kubeconfig = str(tmp_path_factory.mktemp("kube") / "config")
+    world.play = lambda tasks, **kw: run_playbook(tasks, emulator=world.emulator, kops=world.kops,
+                                                  resolv_conf=world.dns.resolv_conf, **kw)
+    created = world.play([{"name": "c", "kopsible.kops.kops_cluster": world.cluster_options(apply=True)}]).result("c")
+    assert not created.get("failed"), created.get("msg")
+    kube_world.wait_cluster(CLUSTER, timeout=120, nodes=5)
+    api = kube_world.api_client(CLUSTER)
+    world.core, world.apps, world.policy = (kubernetes.client.CoreV1Api(api), kubernetes.client.AppsV1Api(api),
+                                            kubernetes.client.PolicyV1Api(api))
+    workload = world.play([
+        {"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": world.kubeconfig}},
+        {"name": "w", "kubernetes.core.k8s": {"kubeconfig": world.kubeconfig, "wait": True,
+                                              "wait_condition": {"type": "Available", "status": "True"}, "definition":
+            {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+             "spec": {"replicas": 6, "selector": {"matchLabels": {"app": "web"}},
+                      "template": {"metadata": {"labels": {"app": "web"}},
+                                   "spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]}}}}}},
+        {"name": "p", "kubernetes.core.k8s": {"kubeconfig": world.kubeconfig, "definition":
+            {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+             "spec": {"minAvailable": MIN_AVAILABLE, "selector": {"matchLabels": {"app": "web"}}}}}}])
+    assert not workload.failed, workload.stdout[-3000:]
+    wait_for(lambda: world.policy.read_namespaced_pod_disruption_budget("web", "default").status.current_healthy == 6)
+    yield world
+    emulator_session.reset()
+
+
+def roll(world, label="roll", **options):
+    options.setdefault("cluster", CLUSTER)
+    options.setdefault("kubeconfig", world.kubeconfig)
+    for key, value in FAST.items():
+        options.setdefault(key, value)
+    return world.play([{"name": label, "kopsible.kops.rolling_update": options, "ignore_errors": True}]).result(label)
+
+
+class ReadyWatcher(threading.Thread):
+    """Counts the workload's Ready pods every 0.2 s while a roll runs; ``minimum`` is the lowest count seen."""
+
+    def __init__(self, core):
+        super().__init__(daemon=True)
+        self.core, self.minimum, self.samples, self.stop = core, None, 0, threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            try:
+                pods = self.core.list_namespaced_pod("default", label_selector="app=web").items
+                ready = sum(1 for p in pods if p.metadata.deletion_timestamp is None and any(
+                    c.type == "Ready" and c.status == "True" for c in p.status.conditions or []))
+                self.minimum = ready if self.minimum is None else min(self.minimum, ready)
+                self.samples += 1
+            except Exception:
+                pass
+            self.stop.wait(0.2)
+
+
+def instances(world):
+    """``{group: [instance ids]}`` of running instances, read from the emulator."""
+    found = {}
+    ec2 = world.emulator.client("ec2")
+    for reservation in ec2.describe_instances(Filters=[{"Name": "tag:KubernetesCluster", "Values": [CLUSTER]},
+                                                       {"Name": "instance-state-name", "Values": ["running"]}])["Reservations"]:
+        for inst in reservation["Instances"]:
+            group = {t["Key"]: t["Value"] for t in inst["Tags"]}["kops.k8s.io/instancegroup"]
+            found.setdefault(group, []).append(inst["InstanceId"])
+    return {g: sorted(ids) for g, ids in found.items()}
+
+
+def test_upgrade_drains_every_node_in_order_and_keeps_the_budget(live):
+    upgraded = live.play([{"name": "u", "kopsible.kops.kops_cluster": {"name": CLUSTER, "kubernetes_version": "1.35.0", "apply": True}}]).result("u")
+    assert not upgraded.get("failed"), upgraded.get("msg")
+    before = instances(live)
+    watcher = ReadyWatcher(live.core)
+    watcher.start()
+    try:
+        rolled = roll(live)
+    finally:
+        watcher.stop.set()
+        watcher.join()
+    assert not rolled.get("failed"), rolled.get("msg")
+    order = [g["name"] for g in rolled["rolled"]]
+    # kops' order: the control plane one group at a time, then the nodes (pkg/instancegroups/rollingupdate.go)
+    assert order == ["control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c",
+                     "nodes-us-east-1a", "nodes-us-east-1b"]
+    after = instances(live)
+    for group in rolled["rolled"]:
+        assert group["done"] and [i["old"] for i in group["instances"]] == before[group["name"]]
+        assert [i["new"] for i in group["instances"]] == after[group["name"]]
+        assert not set(after[group["name"]]) & set(before[group["name"]])
+        assert group["nodes_drained"] == [i["node"] for i in group["instances"]]
+        for node, pods in group["evicted"].items():
+            assert len(pods) == len(set(pods))  # each pod evicted at most once per node it lived on
+    workers = [g for g in rolled["rolled"] if g["name"].startswith("nodes-")]
+    assert sum(g["pods_evicted"] for g in workers) >= 6  # every pod lived on a worker that was drained
+    assert all(g["pods_evicted"] == 0 for g in rolled["rolled"] if g["name"].startswith("control-plane"))
+    assert rolled["remaining"] == []
+    assert watcher.samples > 20 and watcher.minimum >= MIN_AVAILABLE, (watcher.samples, watcher.minimum)
+    nodes = live.core.list_node().items
+    assert sorted(n.status.node_info.kubelet_version for n in nodes) == ["v1.35.0"] * 5
+    assert not any(n.spec.unschedulable for n in nodes)
+    again = roll(live)
+    assert not again.get("failed") and again["changed"] is False and again["would_roll"] == []
+
+
+def test_budget_allowing_no_disruption(live):
+    """The pre-flight gate stops before anything rolls; with ignore_pdb kops' drain waits and fails at
+    drain_timeout naming the blocked pod (fail_on_drain_error, kops' default); relaxed, the re-run rolls
+    only what remains."""
+    live.policy.patch_namespaced_pod_disruption_budget("web", "default", {"spec": {"minAvailable": 6}})
+    wait_for(lambda: live.policy.read_namespaced_pod_disruption_budget("web", "default").status.disruptions_allowed == 0)
+    before = instances(live)
+    target = dict(force=True, instance_groups=["nodes-us-east-1a"])
+    gated = roll(live, **target)
+    assert gated.get("failed") and "default/web" in gated["msg"] and "nothing was rolled" in gated["msg"]
+    assert instances(live) == before
+    blocked = roll(live, ignore_pdb=True, drain_timeout="20s", **{k: v for k, v in target.items()})
+    assert blocked.get("failed")
+    assert "drain" in blocked["msg"].lower(), blocked["msg"]
+    group = blocked["rolled"][0]
+    assert group["name"] == "nodes-us-east-1a" and not group["done"]
+    assert group["evictions_refused"] >= 2
+    assert {r["reason"] for r in group["refusals"]} == {"Cannot evict pod as it would violate the pod's disruption budget."}
+    assert blocked["remaining"] == ["nodes-us-east-1a"]
+    live.policy.patch_namespaced_pod_disruption_budget("web", "default", {"spec": {"minAvailable": MIN_AVAILABLE}})
+    wait_for(lambda: live.policy.read_namespaced_pod_disruption_budget("web", "default").status.disruptions_allowed > 0)
+    finished = roll(live, cloudonly=False, instance_groups=["nodes-us-east-1a"], force=True)
+    assert not finished.get("failed"), finished.get("msg")
+    assert [g["name"] for g in finished["rolled"]] == ["nodes-us-east-1a"]
+    assert not any(n.spec.unschedulable for n in live.core.list_node().items)
+
+
+def test_validation_failure_mid_roll_stops_the_roll(live):
+    """The replacement node of nodes-us-east-1a stays NotReady: the roll stops at that group (fail closed),
+    naming the node; nodes-us-east-1b is untouched; once the node is Ready the re-run finishes."""
+    before = instances(live)
+    live.kube.knobs(CLUSTER, not_ready_new={"nodes-us-east-1a": time.time()})
+    try:
+        stopped = roll(live, force=True, instance_group_roles=["node"], validation_timeout="30s")
+        assert stopped.get("failed")
+        assert "validat" in stopped["msg"].lower(), stopped["msg"]
+        first = stopped["rolled"][0]
+        assert first["name"] == "nodes-us-east-1a"
+        new = [i for i in instances(live)["nodes-us-east-1a"] if i not in before["nodes-us-east-1a"]]
+        assert new and any("not ready" in m or new[0] in m for m in first["validation_failures"]), first["validation_failures"]
+        assert instances(live)["nodes-us-east-1b"] == before["nodes-us-east-1b"]
+        assert "nodes-us-east-1b" in stopped["remaining"]
+    finally:
+        live.kube.knobs(CLUSTER)
+    finished = roll(live, force=False, instance_group_roles=["node"])
+    assert not finished.get("failed"), finished.get("msg")
+    wait_for(lambda: all(n.spec.unschedulable is not True for n in live.core.list_node().items))
+
+
+def test_scale_down_is_not_drained_by_kops(live):
+    """kops does not drain on a scale-down: the Auto Scaling group terminates the instance; the pods that lived
+    on it go with its Node and the Deployment recreates them elsewhere (documented in docs/rolling-updates.md)."""
+    scaled = live.play([{"name": "s", "kopsible.kops.kops_instancegroup": {
+        "cluster": CLUSTER, "name": "nodes-us-east-1b", "min_size": 0, "max_size": 0, "apply": True}}]).result("s")
+    assert not scaled.get("failed"), scaled.get("msg")
+    wait_for(lambda: "nodes-us-east-1b" not in instances(live))
+    wait_for(lambda: not [n for n in live.core.list_node().items if n.metadata.labels.get("kops.k8s.io/instancegroup") == "nodes-us-east-1b"])
+    wait_for(lambda: sum(1 for p in live.core.list_namespaced_pod("default", label_selector="app=web").items
+                         if p.status.phase == "Running") == 6)
+    nodes = {p.spec.node_name for p in live.core.list_namespaced_pod("default", label_selector="app=web").items}
+    groups = {n.metadata.name: n.metadata.labels["kops.k8s.io/instancegroup"] for n in live.core.list_node().items}
+    assert {groups[n] for n in nodes} == {"nodes-us-east-1a"}
+
+
+def wait_for(predicate, timeout=90, interval=0.5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if predicate():
+                return
+        except Exception:
+            pass
+        time.sleep(interval)
+    raise AssertionError("condition not met within %ss" % timeout)
