@@ -157,9 +157,10 @@ def report(run, example, elapsed, world=None):
         if pods:
             print("   workload default/web (PDB minAvailable 4): %d pods Running after the roll, on %s" % (
                 sum(1 for p in pods if p["status"].get("phase") == "Running"), ", ".join(sorted({p["spec"]["nodeName"] for p in pods}))))
-        final = task(run, "Validate the upgraded cluster").get("validation")
-        if final:
-            print("   kops validate cluster after the roll: %s" % ("passed: the cluster is ready" if final.get("ok") else "FAILED %s" % final.get("problems")))
+        validated_after = task(run, "Validate the upgraded cluster").get("validation")
+        if validated_after:
+            print("   kops validate cluster after the roll: %s" % ("passed: the cluster is ready" if validated_after.get("ok")
+                                                                  else "FAILED %s" % validated_after.get("problems")))
     if deleted:
         d = deleted[0]
         print("\n== 6. cluster deleted: %d cloud resources; records left under its name: %s" % (

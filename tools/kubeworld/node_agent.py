@@ -180,6 +180,7 @@ class NodeAgent(object):
         self.heartbeats = {}
         self.thread = None
         self.wanted = {}
+        self.node_uids = {}
         self.stopping = threading.Event()
         self.errors = 0
         self.last_error = None
@@ -282,11 +283,17 @@ class NodeAgent(object):
                              "architecture": "amd64", "osImage": "Ubuntu 24.04 LTS (kopsible node agent)",
                              "kernelVersion": "6.8.0", "containerRuntimeVersion": "containerd://1.7.28"}}
 
-    def static_pod(self, component, node, ip):
+    def static_pod(self, component, node, ip, node_uid=None):
+        """The mirror pod of a control-plane static pod, as the kubelet creates it: annotated
+        ``kubernetes.io/config.mirror`` (so that a drain skips it, k8s.io/kubectl/pkg/drain/filters.go) and
+        owned by its Node."""
+        owner = [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": node_uid, "controller": True}] if node_uid else None
         return {"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": "%s-%s" % (component, node), "namespace": "kube-system",
-                             "labels": {"k8s-app": component},
+                             "labels": {"k8s-app": component}, "ownerReferences": owner,
                              "annotations": {"kubernetes.io/config.source": "file",
+                                             "kubernetes.io/config.mirror": hashlib.sha256((component + node).encode()).hexdigest()[:32],
+                                             "kubernetes.io/config.hash": hashlib.sha256((component + node).encode()).hexdigest()[:32],
                                              "kopsible.dev/static-pod": "node agent stand-in for the kubelet's mirror pod"}},
                 "spec": {"nodeName": node, "priorityClassName": "system-cluster-critical", "hostNetwork": True,
                          "tolerations": [{"operator": "Exists"}],
@@ -327,6 +334,7 @@ class NodeAgent(object):
             wanted[inst["dns"]] = (inst, role, ready)
 
         existing = {n.metadata.name: n for n in self.core.list_node().items}
+        self.node_uids = {name: n.metadata.uid for name, n in existing.items()}
         for name, (inst, role, ready) in wanted.items():
             node = existing.get(name)
             if node is None:
@@ -396,7 +404,10 @@ class NodeAgent(object):
                 for component in CONTROL_PLANE_PODS:
                     if ("kube-system", "%s-%s" % (component, name)) not in present:
                         try:
-                            self.core.create_namespaced_pod("kube-system", self.static_pod(component, name, inst["ip"]))
+                            uid = self.node_uids.get(name)
+                            if uid is None:  # the Node was registered after this pass's listing: next pass
+                                continue
+                            self.core.create_namespaced_pod("kube-system", self.static_pod(component, name, inst["ip"], uid))
                         except ApiException as exc:
                             if exc.status != 409:
                                 raise
