@@ -78,12 +78,15 @@ def replaced(before, after):
     return changes
 
 
-def roll_report(log, changes, would_roll):
+def roll_report(log, changes, would_roll, succeeded=False):
     """Per group, what a roll did: kops' log (:func:`kops_output.parse_rolling_log`) joined with the
     instances read from AWS before and after (:func:`replaced`).
 
     :param log: the parsed log (dict). :param changes: ``{ig: {'before': [...], 'after': [...]}}``.
     :param would_roll: the groups that needed a roll (list of str), in kops' order.
+    :param succeeded: kops exited 0. kops logs "Completed rolling update" after its pass over the groups
+        even when some failed (pkg/instancegroups/rollingupdate.go), so only a successful run marks every
+        group of ``would_roll`` done.
     :returns: ``(groups, remaining)``: ``groups`` is a list in the order kops rolled them of ``{'name',
         'instances': [{'old', 'new', 'node'}], 'nodes_drained', 'pods_evicted' (count), 'evicted'
         ({node: [NS/POD]}), 'evictions_refused' (count of refused eviction attempts, e.g. by a
@@ -111,7 +114,7 @@ def roll_report(log, changes, would_roll):
             "seconds": entry["seconds"],
             "done": bool(instances) and all(i["stopped"] for i in instances)})
     done = {g["name"] for g in groups if g["done"]}
-    if log.get("completed"):
+    if succeeded and log.get("completed"):
         done |= set(would_roll) - set(log.get("disabled") or [])
     remaining = [g for g in would_roll if g not in done]
     return groups, remaining

@@ -261,19 +261,19 @@ def roll(module, params, runner, cluster, result, guard):
     except KopsError as exc:
         # a roll stopped part-way: report what it did and what remains; a re-run finishes the remainder
         result["replaced"] = replaced(instances, cloud_instances(module, cluster))
-        report(result, exc.output or "", cluster)
+        report(result, exc.output or "", cluster, succeeded=False)
         raise
     result["groups_after"] = kops_output.parse_rolling_update(runner.run(list_args).stdout)["groups"]
     result["replaced"] = replaced(instances, cloud_instances(module, cluster))
-    report(result, output, cluster)
+    report(result, output, cluster, succeeded=True)
     result["changed"] = bool(result["replaced"])
 
 
-def report(result, output, cluster):
+def report(result, output, cluster, succeeded):
     """Fill ``rolled`` (per group: instances old -> new, nodes drained, pods evicted, validations, seconds),
     ``remaining`` and ``roll_seconds`` from kops' merged output and the instances read from AWS."""
     log = kops_output.parse_rolling_log(output, cluster)
-    result["rolled"], result["remaining"] = roll_report(log, result["replaced"], result["would_roll"])
+    result["rolled"], result["remaining"] = roll_report(log, result["replaced"], result["would_roll"], succeeded)
     result["validations_before"] = log["validations_before"]
     result["roll_seconds"] = log["seconds"]
 
