@@ -1,4 +1,7 @@
-"""playbooks/lifecycle.yml, the whole kOps guide, as a test: the values each step reads back."""
+"""playbooks/lifecycle.yml, the whole kOps guide, as a test: the values each step reads back. As in
+`make demo`, the cluster's real control plane (kube world) answers: the create step validates for real,
+the kubeconfig lists the nodes, and the upgrade drains every node of a PodDisruptionBudget-protected
+workload."""
 import os
 
 import pytest
@@ -15,12 +18,14 @@ def first(run, suffix):
     return next(r for n, r in run.results if n.endswith(suffix))
 
 
-def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key):
+def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tmp_path):
     with open(os.path.join(ROOT, "examples", "vars", "us-east-1-ha.yml")) as handle:
         example = yaml.safe_load(handle)
     emulator.client("route53").create_hosted_zone(Name="example.org.", CallerReference="parent")
+    kubeconfig = str(tmp_path / "kubeconfig")
     run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"), emulator=emulator,
-                       extra_vars=dict(example, **lifecycle_overrides(kops_dns, ssh_public_key)))
+                       extra_vars=dict(example, **lifecycle_overrides(kops_dns, ssh_public_key, kubeconfig=kubeconfig)),
+                       resolv_conf=kops_dns.resolv_conf)
     assert run.rc == 0, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or run.stderr[-2000:]
 
     delegation = first(run, "from its parent zone - " + example["subdomain"])
@@ -29,6 +34,9 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key):
     assert bucket["versioning"]["Versioning"] == "Enabled"
     created = next(r for n, r in run.results if n.endswith("is present") and "kops_invocations" in r)
     assert created["changed"] and created["cluster"]["kubernetes_version"] == "1.34.1"
+    assert created["validation"]["ok"] is True and len(created["validation"]["nodes"]) == 5
+    nodes = first(run, "List the nodes through the exported kubeconfig")["resources"]
+    assert sorted(n["status"]["nodeInfo"]["kubeletVersion"] for n in nodes) == ["v1.34.1"] * 5
     groups = first(run, "Read the Auto Scaling groups")["results"]
     assert sorted(g["auto_scaling_group_name"].split(".")[0] for g in groups if g["desired_capacity"]) == [
         "control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c", "nodes-us-east-1a", "nodes-us-east-1b"]
@@ -36,6 +44,14 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key):
     assert "modify AutoscalingGroup/nodes-us-east-1c.%s: MaxSize 0 -> 1, MinSize 0 -> 1" % example["cluster_name"] in scale["plan_summary"]
     roll = first(run, "Rolling update in kops' order (bastions, control plane, nodes)")
     assert len(roll["replaced"]) == 6 and all(ids["before"] and ids["after"] for ids in roll["replaced"].values())
+    assert "--cloudonly" not in roll["kops_invocations"][-2]["argv"]
+    assert [g["name"] for g in roll["rolled"]] == ["control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c",
+                                                   "nodes-us-east-1a", "nodes-us-east-1b", "nodes-us-east-1c"]
+    assert all(g["done"] and g["nodes_drained"] for g in roll["rolled"])
+    assert sum(g["pods_evicted"] for g in roll["rolled"]) >= 6
+    after = first(run, "List the nodes after the upgrade")["resources"]
+    assert sorted(n["status"]["nodeInfo"]["kubeletVersion"] for n in after) == ["v1.35.0"] * 6
+    assert first(run, "Validate the upgraded cluster")["validation"]["ok"] is True
     assert first(run, "Set the version and apply")["cluster"]["kubernetes_version"] == "1.35.0"
     deleted = next(r for n, r in run.results if n.endswith("Delete the cluster (kops delete cluster --yes)") and "kops_invocations" in r)
     assert deleted["dns_records_left"] == [] and len(deleted["deleted_resources"]) > 40
