@@ -1,9 +1,10 @@
 """rolling_update with the real kops against the emulator: what needs a roll, the PodDisruptionBudget
 gate, an interrupted roll and the re-run that finishes it, the no-op."""
+import time
+
 import pytest
 
 from conftest import CLUSTER
-from harness.kube_api import KubeAPI, node, pdb, pod
 
 pytestmark = pytest.mark.kops
 FAST = dict(cloudonly=True, control_plane_interval="1s", node_interval="1s", bastion_interval="1s")
@@ -14,7 +15,8 @@ def roll_task(label="roll", **options):
     return {"name": label, "kopsible.kops.rolling_update": options, "ignore_errors": True}
 
 
-def test_roll_after_upgrade_gate_interruption_rerun_noop(kops_world, kplay, tmp_path):
+def test_roll_after_upgrade_gate_interruption_rerun_noop(kops_world, kplay, kube_world, tmp_path):
+    kops_world.kube = kube_world
     created = kplay([{"name": "c", "kopsible.kops.kops_cluster": kops_world.cluster_options(apply=True)}]).result("c")
     assert not created.get("failed"), created.get("msg")
     nothing = kplay([roll_task(**FAST)]).result("roll")
@@ -63,26 +65,44 @@ def test_roll_after_upgrade_gate_interruption_rerun_noop(kops_world, kplay, tmp_
 
 
 def assert_pdb_gate(kops_world, kplay, would_roll, old, tmp_path):
-    """A budget allowing no disruption over a pod on a node about to roll stops the roll before it starts."""
-    groups = kops_world.groups()
-    nodes, pods = [], []
-    for asg_name, group in groups.items():
-        ig = asg_name.split(".")[0]
-        for instance_id, zone in group["instances"]:
-            nodes.append(node(instance_id + ".ec2.internal", ig, instance_id, zone))
-    victim = [n for n in nodes if n["metadata"]["labels"]["kops.k8s.io/instancegroup"] == "nodes-us-east-1b"][0]
-    pods.append(pod("shop", "web-0", victim["metadata"]["name"], {"app": "web"}))
-    objects = {"nodes": nodes, "pods": pods, "pdbs": [pdb("shop", "web", {"matchLabels": {"app": "web"}}, 0, min_available=1)]}
-    with KubeAPI(objects) as api:
-        kubeconfig = api.kubeconfig(str(tmp_path / "kubeconfig"), CLUSTER)
-        blocked = kplay([roll_task(kubeconfig=kubeconfig, **FAST)]).result("roll")
-        assert blocked.get("failed") and "shop/web" in blocked["msg"] and "nothing was rolled" in blocked["msg"], blocked.get("msg")
-        assert blocked["pdb_check"]["blocking"][0]["pods"] == ["shop/web-0 on %s" % victim["metadata"]["name"]]
-        assert sorted(blocked["pdb_check"]["nodes"]) == sorted(
-            n["metadata"]["name"] for n in nodes if n["metadata"]["labels"]["kops.k8s.io/instancegroup"] in would_roll)
-        assert {name: [i for i, _ in g["instances"]] for name, g in kops_world.groups().items()} == old
-        assert not [c for c in blocked["kops_invocations"] if "--yes" in c["argv"]]
-        allowed = kplay([roll_task(kubeconfig=kubeconfig, ignore_pdb=True, **FAST)], check=True).result("roll")
-        assert not allowed.get("failed") and allowed["changed"] is True
-        assert any("ignore_pdb" in w for w in allowed.get("warnings", []))
-        assert "kopsible-test-bearer-token" not in str(blocked) + str(allowed)
+    """A budget allowing no disruption over a pod on a node about to roll stops the roll before it starts:
+    a real pod and PodDisruptionBudget on the cluster's real control plane (kube world), the budget's
+    status filled by the real disruption controller, read through the kubeconfig kops exports."""
+    import base64
+
+    import kubernetes
+    import yaml
+
+    world = kops_world.kube
+    world.wait_cluster(CLUSTER, timeout=120, nodes=5)
+    core = world.core(CLUSTER)
+    policy = kubernetes.client.PolicyV1Api(world.api_client(CLUSTER))
+    victim = next(n.metadata.name for n in core.list_node().items
+                  if n.metadata.labels["kops.k8s.io/instancegroup"] == "nodes-us-east-1b")
+    core.create_namespace({"metadata": {"name": "shop"}})
+    core.create_namespaced_pod("shop", {"metadata": {"name": "web-0", "labels": {"app": "web"}},
+                                        "spec": {"nodeName": victim, "containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]}})
+    policy.create_namespaced_pod_disruption_budget("shop", {"metadata": {"name": "web"},
+                                                            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}})
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (policy.read_namespaced_pod_disruption_budget("web", "shop").status.current_healthy or 0) < 1:
+        time.sleep(0.5)
+    assert policy.read_namespaced_pod_disruption_budget("web", "shop").status.disruptions_allowed == 0
+    kubeconfig = str(tmp_path / "kubeconfig")
+    dns = dict(resolv_conf=kops_world.dns.resolv_conf)
+    exported = kplay([{"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": kubeconfig}}], **dns)
+    assert not exported.failed, exported.stdout[-2000:]
+    blocked = kplay([roll_task(kubeconfig=kubeconfig, **FAST)], **dns).result("roll")
+    assert blocked.get("failed") and "shop/web" in blocked["msg"] and "nothing was rolled" in blocked["msg"], blocked.get("msg")
+    assert blocked["pdb_check"]["blocking"][0]["pods"] == ["shop/web-0 on %s" % victim]
+    assert sorted(blocked["pdb_check"]["nodes"]) == sorted(
+        n.metadata.name for n in core.list_node().items if n.metadata.labels["kops.k8s.io/instancegroup"] in would_roll)
+    assert {name: [i for i, _ in g["instances"]] for name, g in kops_world.groups().items()} == old
+    assert not [c for c in blocked["kops_invocations"] if "--yes" in c["argv"]]
+    allowed = kplay([roll_task(kubeconfig=kubeconfig, ignore_pdb=True, **FAST)], check=True, **dns).result("roll")
+    assert not allowed.get("failed") and allowed["changed"] is True
+    assert any("ignore_pdb" in w for w in allowed.get("warnings", []))
+    with open(kubeconfig) as handle:
+        key = yaml.safe_load(handle)["users"][0]["user"]["client-key-data"]
+    assert key not in str(blocked) + str(allowed) and base64.b64decode(key).decode()[40:80] not in str(blocked) + str(allowed)
+    policy.delete_namespaced_pod_disruption_budget("web", "shop")
