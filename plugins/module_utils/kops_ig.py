@@ -184,10 +184,14 @@ def check_load_balancers(lbs):
     """``external_load_balancers`` (pkg/apis/kops/validation/instancegroup.go:488-531 validateExternalLoadBalancer):
     not both a name and a target group (TooMany), a classic ELB name of at most 32 characters, a target group ARN
     whose resource is ``targetgroup/NAME/ID`` with NAME at most 32 characters. (An entry with neither attaches
-    nothing; kops accepts it, so do we.) The limit of 10 entries is not a kops rule: it is the collection's own,
-    kept from before (unverified against the Auto Scaling quotas)."""
-    if len(lbs) > 10:
-        raise RuleError("external_load_balancers: %d given; at most 10 per Auto Scaling group" % len(lbs))
+    nothing; kops accepts it, so do we.) At most 10 classic load balancers: kops attaches them to an existing group
+    in one AttachLoadBalancers call (upup/pkg/fi/cloudup/awstasks/autoscalinggroup.go:610-617), which takes up to
+    10 names; target groups it attaches in chunks of 10 (autoscalinggroup.go:44, 628-636), so they have no such
+    limit here (AWS' per-group quota is adjustable)."""
+    classic = [lb for lb in lbs if lb.get("load_balancer_name")]
+    if len(classic) > 10:
+        raise RuleError("external_load_balancers: %d classic load balancers (load_balancer_name) given; kops attaches "
+                        "them in one AttachLoadBalancers call, which takes at most 10" % len(classic))
     for index, lb in enumerate(lbs):
         field = "external_load_balancers[%d]" % index
         for key in ("load_balancer_name", "target_group_arn"):

@@ -111,7 +111,7 @@ def test_gossip_example_check_mode(emulator, ssh_public_key):
         run = play(emulator, "gossip", "cluster.yml", offline(emulator, ssh_public_key), check=True)
     result = run.result("kopsible.kops.cluster : Cluster %s is present" % name)
     spec = result["spec"]
-    assert result["changed"] is True and kops_verbs(result) == ["get cluster", "create cluster --dry-run"]
+    assert result["changed"] is True and kops_verbs(result) == ["get", "create cluster --dry-run"]
     assert spec["cloudProvider"] == "aws" and spec["kubernetesVersion"] == "1.34.1"
     assert "dnsZone" not in spec  # gossip: no hosted zone
     assert spec["configBase"] == "s3://%s/%s" % (bucket, name)
@@ -390,7 +390,7 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key):
         run = play(emulator, "aws-china", "cluster.yml", extra, check=True)
     result = run.result("China cluster %s" % name)
     spec = result["spec"]
-    assert result["changed"] is True and kops_verbs(result) == ["get cluster", "create cluster --dry-run"]
+    assert result["changed"] is True and kops_verbs(result) == ["get", "create cluster --dry-run"]
     assert spec["cloudProvider"] == "aws" and spec["configBase"] == "s3://%s/%s" % (bucket, name)
     assert (spec["networkID"], spec["networkCIDR"]) == (net.vpc, "10.20.0.0/16")
     assert {(s["id"], s["cidr"], s["name"], s["type"], s["zone"]) for s in spec["subnets"]} == {
@@ -429,4 +429,6 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key):
         run = play(emulator, "aws-china", "cluster.yml", extra, check=True)
     again = run.result("China cluster %s" % name)
     assert again["changed"] is False and again["changes"] == [] and again["plan_summary"] == []
-    assert kops_verbs(again) == ["get cluster", "update cluster"]
+    # the create-only options are compared with the stored cluster, its groups and its SSH key (issue 16 item 9)
+    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "--name"], ["get", "sshpublickeys"], ["update", "cluster"]]
+    assert again["create_only_differences"] == [] and not again.get("warnings"), again.get("warnings")

@@ -116,6 +116,15 @@ def test_external_load_balancers(lb, fragment):
     assert fragment in refused({"external_load_balancers": [lb]})
 
 
+def test_classic_load_balancers_at_most_10_target_groups_more():
+    """awstasks/autoscalinggroup.go:610-617 attaches classic LBs in one AttachLoadBalancers call (up to 10 names);
+    target groups go in chunks of 10 (autoscalinggroup.go:44, 628-636)."""
+    assert "11 classic load balancers" in refused({"external_load_balancers": [{"load_balancer_name": "lb%d" % i} for i in range(11)]})
+    arn = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/t%d/1"
+    kops_ig.check_fields({"external_load_balancers": [{"target_group_arn": arn % i} for i in range(12)]
+                          + [{"load_balancer_name": "lb%d" % i} for i in range(10)]}, "Node")
+
+
 def test_external_load_balancer_in_china_partition_accepted():
     kops_ig.check_fields({"external_load_balancers": [
         {"target_group_arn": "arn:aws-cn:elasticloadbalancing:cn-northwest-1:123456789012:targetgroup/t/1"}]}, "Node")
