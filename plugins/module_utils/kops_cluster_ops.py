@@ -270,9 +270,7 @@ class ClusterOps(object):
             return {"ok": False, "failures": [], "nodes": [], "attempts": 0,
                     "problems": ["the Kubernetes API of %s did not answer: %s" % (name, message)]}
         parsed["topology"] = kops_output.check_topology(parsed["nodes"], control_plane_zones or [], zones or [])
-        parsed["problems"] = ["%s %s%s: %s" % (f.get("type"), f.get("name"),
-                                               " of InstanceGroup %s" % f["instance_group"] if f.get("instance_group") and f["instance_group"] != f.get("name") else "",
-                                               f.get("message")) for f in parsed["failures"]]
+        parsed["problems"] = [_problem(f) for f in parsed["failures"]]
         parsed["problems"] += parsed["topology"]["problems"]
         parsed["ok"] = parsed["ok"] and not parsed["topology"]["problems"] and result.rc == 0
         return parsed
@@ -348,6 +346,13 @@ def kubeconfig_credential(path, cluster):
     except Exception:  # no cryptography, or not a PEM certificate: the expiry stays unknown (None)
         pass
     return found
+
+
+def _problem(failure):
+    """One line per kops validation failure: type, name, the InstanceGroup it concerns, kops' message."""
+    group = failure.get("instance_group")
+    of_group = " of InstanceGroup %s" % group if group and group != failure.get("name") else ""
+    return "%s %s%s: %s" % (failure.get("type"), failure.get("name"), of_group, failure.get("message"))
 
 
 def _file_hash(path):

@@ -107,6 +107,6 @@ def test_no_interactive_prompts():
         for path in glob.glob(os.path.join(ROOT, pattern), recursive=True):
             with open(path) as handle:
                 text = handle.read()
-            if re.search(r"^\s*vars_prompt\s*:", text, re.M) or re.search(r"(ansible\.builtin\.)?pause\s*:", text):
+            if re.search(r"^\s*vars_prompt\s*:", text, re.M) or re.search(r"^\s*(-\s+)?(ansible\.builtin\.)?pause\s*:", text, re.M):
                 offenders.append(os.path.relpath(path, ROOT))
     assert offenders == []

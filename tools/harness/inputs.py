@@ -273,7 +273,7 @@ def kops_instancegroup_categories(known):
         st.sampled_from([{"name": "a"}, {"content": "x"}, {"name": "", "content": "x"}, {"name": "a", "content": "x", "body": "y"}]).map(
             lambda u: Case({"additional_user_data": [u]}, ("additional_user_data",), "bad additional_user_data")),
         st.text(LOWER + ".", min_size=1, max_size=12).map(lambda s: Case({"sysctl_parameters": [s]}, ("sysctl_parameters",), "sysctl without =")),
-        st.one_of(st.builds(lambda k, n: {k: n}, st.sampled_from(["size", "iops", "throughput"]), st.integers(-1000, 0)),
+        st.one_of(st.builds(lambda k, n: {k: n}, st.sampled_from(["size", "iops", "throughput"]), st.integers(-1000, -1)),  # 0 = kops' default (instancegroup.go:111-119)
                   st.sampled_from(["sizeGb", "volume_size", "kms"]).map(lambda k: {k: 1}),
                   st.builds(lambda k, v: {k: v}, st.sampled_from(["size", "iops"]), st.text("xyz", min_size=1, max_size=3))).map(
             lambda v: Case({"root_volume": v}, ("root_volume",), "bad root_volume")),

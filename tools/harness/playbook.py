@@ -51,9 +51,6 @@ def ansible_env(emulator=None, extra=None):
         ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".cache", "collections"),
         ANSIBLE_CONFIG=os.path.join(ROOT, "ansible.cfg"),
         ANSIBLE_NOCOLOR="1",
-        ANSIBLE_DEPRECATION_WARNINGS="0",
-        ANSIBLE_LOCALHOST_WARNING="0",
-        ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
     )
     env["PATH"] = os.pathsep.join([os.path.join(ROOT, ".cache", "bin"), os.path.dirname(_python()), env.get("PATH", "")])
     if emulator is not None:
