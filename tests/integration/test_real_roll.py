@@ -148,12 +148,22 @@ def test_budget_allowing_no_disruption(live):
     assert group["evictions_refused"] >= 2
     assert {r["reason"] for r in group["refusals"]} == {"Cannot evict pod as it would violate the pod's disruption budget."}
     assert blocked["remaining"] == ["nodes-us-east-1a"]
+    # interrupted: kops killed while its drain waits on the budget; the old node stays cordoned until the re-run
+    killed = roll(live, ignore_pdb=True, kops_timeout=25, **target)
+    assert killed.get("failed") and "did not finish within 25s" in killed["msg"], killed.get("msg")
+    assert killed["rolled"] and killed["rolled"][0]["nodes_drained"] and not killed["rolled"][0]["done"]
+    assert any(n.spec.unschedulable for n in live.core.list_node().items)
     live.policy.patch_namespaced_pod_disruption_budget("web", "default", {"spec": {"minAvailable": MIN_AVAILABLE}})
     wait_for(lambda: live.policy.read_namespaced_pod_disruption_budget("web", "default").status.disruptions_allowed > 0)
     finished = roll(live, cloudonly=False, instance_groups=["nodes-us-east-1a"], force=True)
     assert not finished.get("failed"), finished.get("msg")
     assert [g["name"] for g in finished["rolled"]] == ["nodes-us-east-1a"]
-    assert not any(n.spec.unschedulable for n in live.core.list_node().items)
+    # converged: no node left cordoned, one Ready node per running instance, all 6 pods Running
+    wait_for(lambda: not any(n.spec.unschedulable for n in live.core.list_node().items))
+    running = {i for ids in instances(live).values() for i in ids}
+    assert {n.spec.provider_id.rsplit("/", 1)[-1] for n in live.core.list_node().items} == running
+    wait_for(lambda: sum(1 for p in live.core.list_namespaced_pod("default", label_selector="app=web").items
+                         if p.status.phase == "Running") == 6)
 
 
 def test_validation_failure_mid_roll_stops_the_roll(live):
