@@ -55,7 +55,8 @@ def test_create_then_rerun_is_unchanged(emulator, play):
     second = play([task(parent_zone="example.org")]).result("sub")
     assert second["changed"] is False
     assert second["zone_id"] == zone_id
-    assert emulator.snapshot() == state
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == state, emulator.snapshot_diff(state, after_snapshot)
     assert len(zones_named(emulator, CHILD)) == 1
 
 
@@ -66,7 +67,8 @@ def test_check_mode_on_new_name_writes_nothing(emulator, play):
     assert result["changed"] is True
     assert result["zone_id"] == ""
     assert result["parent_zone"] == "example.org"
-    assert emulator.snapshot() == before
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)
     assert zones_named(emulator, CHILD) == []
 
 
@@ -143,7 +145,8 @@ def test_bad_input_fails_and_writes_nothing(emulator, play, options, message):
     assert result.get("failed") is True
     assert message in result["msg"], result["msg"]
     assert "Traceback" not in str(result)
-    assert emulator.snapshot() == before
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)
 
 
 def test_duplicate_child_zones_refuse_to_guess(emulator, play):
@@ -163,7 +166,8 @@ def test_absent_removes_delegation_and_zone_then_is_unchanged(emulator, play):
     play([task()])
     state = emulator.snapshot()
     check = play([task(state="absent")], check=True).result("sub")
-    assert check["changed"] is True and emulator.snapshot() == state
+    after_snapshot = emulator.snapshot()
+    assert check["changed"] is True and after_snapshot == state, emulator.snapshot_diff(state, after_snapshot)
     result = play([task(state="absent")]).result("sub")
     assert result["changed"] is True
     assert zones_named(emulator, CHILD) == []
@@ -182,7 +186,8 @@ def test_absent_with_records_fails_unless_force(emulator, play):
     refused = play([task(state="absent")]).result("sub")
     assert refused["failed"] and "api.%s A" % CHILD in refused["msg"]
     assert refused["records"][0]["values"] == ["203.0.113.123"]
-    assert emulator.snapshot() == before
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)
     forced = play([task(state="absent", force=True)]).result("sub")
     assert forced["changed"] and forced["deleted_records"][0]["name"] == "api." + CHILD
     assert zones_named(emulator, CHILD) == []
