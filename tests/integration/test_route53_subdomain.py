@@ -203,3 +203,37 @@ def test_private_zone_with_vpc(emulator, play):
     assert zone["VPCs"][0]["VPCId"] == vpc
     assert result["delegation"] == {}
     assert play([task(private=True, vpc_id=vpc)]).result("sub")["changed"] is False
+
+
+@pytest.fixture
+def pending_route53(emulator):
+    """The emulator with Route53 changes PENDING for 15 s after submission (an emulator test mode), then INSYNC."""
+    emulator.route53_pending(15)
+    yield emulator
+    emulator.route53_pending(0)
+
+
+def test_wait_polls_until_changes_are_insync(pending_route53, play):
+    """With wait (the default) the module returns only once Route53 says INSYNC: the zone's and the delegation's
+    changes stay PENDING for 15 s, so the run takes at least that long, and the change ids it returns are INSYNC
+    by then; with wait_timeout below that, it fails naming the change; with wait: false it returns at once."""
+    import time
+
+    emulator = pending_route53
+    make_zone(emulator, "example.org")
+    r53 = emulator.client("route53")
+    start = time.monotonic()
+    result = play([task(parent_zone="example.org")]).result("sub")
+    assert not result.get("failed"), result.get("msg")
+    assert len(result["changes"]) == 2  # the zone's creation and the delegation's UPSERT
+    # every change the module waited for is INSYNC now; the module did not return before the 15 s had passed
+    assert [r53.get_change(Id=c)["ChangeInfo"]["Status"] for c in result["changes"]] == ["INSYNC", "INSYNC"]
+    assert time.monotonic() - start >= 15
+
+    short = play([task(state="absent", wait_timeout=1)]).result("sub")
+    assert short.get("failed") and "is not INSYNC after 1s" in short["msg"], short.get("msg")
+    assert zones_named(emulator, CHILD) == []  # the deletion itself was made; only the wait gave up
+
+    again = play([task(parent_zone="example.org", wait=False)]).result("sub")
+    assert not again.get("failed"), again.get("msg")
+    assert [r53.get_change(Id=c)["ChangeInfo"]["Status"] for c in again["changes"]] == ["PENDING", "PENDING"]
