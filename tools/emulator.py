@@ -79,6 +79,61 @@ def register_regions_endpoint():
     urls.url_paths["{0}/moto-api/kopsible/regions"] = backend_regions
 
 
+ROUTE53_PENDING = {"seconds": 0.0, "changes": {}}
+
+
+def route53_pending_mode(seconds):
+    """A test mode: Route53 changes stay ``PENDING`` for ``seconds`` after they are submitted (AWS: usually
+    under a minute), so that code waiting for ``INSYNC`` is exercised. moto answers ``INSYNC`` at once and
+    gives every change the same id. With the mode on, each change gets its own id (``/change/K...``) and
+    ``GetChange`` answers ``PENDING`` until ``seconds`` have passed. Switched at start by
+    ``KOPSIBLE_ROUTE53_PENDING_SECONDS`` and at run time by ``POST /moto-api/kopsible/route53-pending?seconds=N``
+    (0: off, moto's behaviour).
+    """
+    import itertools
+    import time
+    import urllib.parse
+
+    from moto.moto_api._internal import urls
+    from moto.route53.responses import Route53
+
+    ROUTE53_PENDING["seconds"] = seconds
+    counter = itertools.count(1)
+
+    def pending(method):
+        def wrapper(self):
+            answer = method(self)
+            info = getattr(answer, "result", {}).get("ChangeInfo") if isinstance(getattr(answer, "result", None), dict) else None
+            if info is not None and ROUTE53_PENDING["seconds"] > 0:
+                info["Id"] = "/change/K%012d" % next(counter)
+                info["Status"] = "PENDING"
+                ROUTE53_PENDING["changes"][info["Id"].rsplit("/", 1)[-1]] = time.monotonic() + ROUTE53_PENDING["seconds"]
+            return answer
+        return wrapper
+
+    for name in ("create_hosted_zone", "delete_hosted_zone", "change_resource_record_sets",
+                 "associate_vpc_with_hosted_zone", "disassociate_vpc_from_hosted_zone"):
+        setattr(Route53, name, pending(getattr(Route53, name)))
+    original_get_change = Route53.get_change
+
+    def get_change(self):
+        answer = original_get_change(self)
+        info = answer.result["ChangeInfo"]
+        until = ROUTE53_PENDING["changes"].get(str(info["Id"]).rsplit("/", 1)[-1])
+        if until is not None and time.monotonic() < until:
+            info["Status"] = "PENDING"
+        return answer
+
+    Route53.get_change = get_change
+
+    def switch(request, full_url, headers):
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(full_url).query)
+        ROUTE53_PENDING["seconds"] = float(query.get("seconds", ["0"])[0])
+        return 200, {"Content-Type": "application/json"}, '{"seconds": %s}' % ROUTE53_PENDING["seconds"]
+
+    urls.url_paths["{0}/moto-api/kopsible/route53-pending"] = switch
+
+
 def main(argv=None):
     """Parse arguments, patch moto, and serve until killed. Returns the process exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -96,6 +151,7 @@ def main(argv=None):
 
     emulator_patches.apply_all()
     register_regions_endpoint()
+    route53_pending_mode(float(os.environ.get("KOPSIBLE_ROUTE53_PENDING_SECONDS") or 0))
 
     port = args.port or free_port(args.host)
     url = "http://%s:%d" % (args.host, port)

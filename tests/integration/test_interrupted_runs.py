@@ -28,19 +28,30 @@ def cloud_summary(world):
     }
 
 
-def cut_mid_way(world, kplay, task, options, timeouts=(2, 4, 8, 16, 32)):
-    """Run ``task`` with ``kops_timeout`` from ``timeouts`` until the kill leaves a state that differs from the
-    one before it (a kill before kops' first write leaves the state as it was, so trying the next, longer,
-    timeout is a fresh start). Returns ``(result, snapshot before, snapshot after the kill, timeout)``."""
+def cut_mid_way(world, kplay, task, options, reference):
+    """Run ``task`` with a ``kops_timeout`` that kills its ``--yes`` kops call mid-way; returns
+    ``(result, snapshot before, snapshot after the kill, timeout)``.
+
+    The timeout holds for each kops call of the run, so it must outlast the calls before the ``--yes`` one
+    (``kops get``, the dry run) and not the ``--yes`` call itself. ``reference`` is the uninterrupted run of the
+    same task: timeouts are tried from just above its longest earlier call, one second longer each time,
+    while a kill left the state as it was (killed before kops' first write: a fresh start). A run that
+    finishes in time fails the test (no window was hit: nothing left to interrupt)."""
     emu = world.emulator
-    for timeout in timeouts:
+    calls = reference["kops_invocations"]
+    last = max(i for i, c in enumerate(calls) if "--yes" in c["argv"])
+    lower, upper = max([c["seconds"] for c in calls[:last]] + [0.5]), calls[last]["seconds"]
+    tried = []
+    for timeout in range(int(lower) + 1, int(lower + upper) + 2):
         start = emu.snapshot()
         cut = kplay([dict(task, **{"kopsible.kops.kops_cluster": dict(options, kops_timeout=timeout)})]).result(task["name"])
-        assert cut.get("failed") and "did not finish within %ds" % timeout in cut["msg"], cut.get("msg")
+        tried.append((timeout, [(c["argv"][1:3], c["rc"], c["seconds"]) for c in cut.get("kops_invocations", [])]))
+        assert cut.get("failed") and "did not finish within %ds" % timeout in cut["msg"], (
+            "the run finished: no kill mid-way", cut.get("msg"), tried, [(c["argv"][1:3], c["seconds"]) for c in calls])
         partial = emu.snapshot()
         if partial != start:
             return cut, start, partial, timeout
-    raise AssertionError("kops wrote nothing before any of the kills %s" % (timeouts,))
+    raise AssertionError("kops wrote nothing before any of the kills %s" % tried)
 
 
 def test_killed_update_and_delete_converge_on_rerun(kops_world, kplay):
@@ -49,18 +60,21 @@ def test_killed_update_and_delete_converge_on_rerun(kops_world, kplay):
     delete = {"name": "d", "kopsible.kops.kops_cluster": {"name": CLUSTER, "state": "absent"}, "ignore_errors": True}
 
     # the uninterrupted run: its end states are the reference
-    assert not kplay([create, apply]).result("a").get("failed")
+    reference = kplay([create, apply]).result("a")
+    assert not reference.get("failed"), reference.get("msg")
     applied = cloud_summary(kops_world)
     assert len(applied["groups"]) == 6 and applied["vpcs"] == [CLUSTER]  # 3 control-plane + 3 per-zone node groups
-    assert not kplay([delete]).result("d").get("failed")
+    delete_reference = kplay([delete]).result("d")
+    assert not delete_reference.get("failed"), delete_reference.get("msg")
     deleted = cloud_summary(kops_world)
     assert deleted["groups"] == {} and deleted["vpcs"] == []
 
     # kops killed during `update cluster --yes`, then the same task again
     assert not kplay([create]).result("c").get("failed")
     emu = kops_world.emulator
-    cut, start, partial, timeout = cut_mid_way(kops_world, kplay, apply, {"name": CLUSTER, "apply": True})
-    assert [c["argv"][1:3] for c in cut["kops_invocations"]][-1] == ["update", "cluster"]
+    cut, start, partial, timeout = cut_mid_way(kops_world, kplay, apply, {"name": CLUSTER, "apply": True}, reference)
+    killed = cut["kops_invocations"][-1]
+    assert killed["argv"][1:3] == ["update", "cluster"] and "--yes" in killed["argv"] and killed["rc"] == -1
     summary = cloud_summary(kops_world)
     rerun = kplay([apply]).result("a")
     assert not rerun.get("failed"), rerun.get("msg")
@@ -72,8 +86,9 @@ def test_killed_update_and_delete_converge_on_rerun(kops_world, kplay):
     assert again["changed"] is False and again["plan"]["changed"] is False
 
     # kops killed during `delete cluster --yes`, then the same task again
-    cut, start, partial, timeout = cut_mid_way(kops_world, kplay, delete, {"name": CLUSTER, "state": "absent"})
-    assert [c["argv"][1:3] for c in cut["kops_invocations"]][-1] == ["delete", "cluster"]
+    cut, start, partial, timeout = cut_mid_way(kops_world, kplay, delete, {"name": CLUSTER, "state": "absent"}, delete_reference)
+    killed = cut["kops_invocations"][-1]
+    assert killed["argv"][1:3] == ["delete", "cluster"] and "--yes" in killed["argv"] and killed["rc"] == -1
     rerun = kplay([delete]).result("d")
     assert not rerun.get("failed"), rerun.get("msg")
     assert partial != emu.snapshot() and rerun["changed"] is True, ("killed after %ds, nothing was left to do" % timeout)

@@ -107,7 +107,8 @@ def test_delete_leaves_only_ns_and_soa(kops_world, kplay):
     state = kops_world.emulator.snapshot()
     preview = kplay([cluster_task(name=CLUSTER, state="absent")], check=True).result("cluster")
     assert preview["changed"] is True and any(r["type"] == "vpc" for r in preview["deleted_resources"])
-    assert kops_world.emulator.snapshot() == state
+    after_snapshot = kops_world.emulator.snapshot()
+    assert after_snapshot == state, kops_world.emulator.snapshot_diff(state, after_snapshot)
     deleted = kplay([cluster_task(name=CLUSTER, state="absent")]).result("cluster")
     assert not deleted.get("failed"), deleted.get("msg")
     assert deleted["dns_records_left"] == []
@@ -167,7 +168,9 @@ def test_input_rules_fail_before_kops_runs(kops_world, kplay):
         assert message in result["msg"], (overrides, result["msg"])
         assert "Traceback" not in str(result)
         assert "kops_invocations" not in result
-    assert kops_world.emulator.snapshot() == before and kops_world.store() == store
+    after_snapshot = kops_world.emulator.snapshot()
+    assert after_snapshot == before, kops_world.emulator.snapshot_diff(before, after_snapshot)
+    assert kops_world.store() == store
 
 
 def test_missing_bucket_is_an_error_not_a_missing_cluster(kops_world, kplay):

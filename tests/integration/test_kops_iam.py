@@ -68,7 +68,8 @@ def test_guide_policies_then_rerun_is_unchanged(emulator):
     before = emulator.snapshot()
     again = run_playbook(role(**names), emulator=emulator)
     assert again.rc == 0 and changed(again) == 0
-    assert emulator.snapshot() == before
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)
 
 
 def test_check_mode_writes_nothing(emulator, play):
@@ -86,7 +87,8 @@ def test_least_privilege_policy_replaces_the_managed_ones(emulator, play):
     before = emulator.snapshot()
     switch = play(role(**LEAST), check=True)
     assert switch.rc == 0 and changed(switch) >= 2
-    assert emulator.snapshot() == before
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)
 
     run = play(role(**LEAST))
     assert run.rc == 0, run.stdout[-3000:]
@@ -114,7 +116,8 @@ def test_least_privilege_policy_replaces_the_managed_ones(emulator, play):
 
     before = emulator.snapshot()
     assert changed(play(role(**LEAST))) == 0
-    assert emulator.snapshot() == before
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)
 
     # Narrower zones and zone management: a new policy version, still one policy.
     zoned = play(role(kops_iam_hosted_zone_ids=["/hostedzone/Z0001"], kops_iam_manage_hosted_zones=True, **LEAST))
@@ -188,7 +191,8 @@ def test_absent_removes_user_keys_group_and_policy(emulator, play):
     before = emulator.snapshot()
     again = play(role(kops_iam_state="absent"))
     assert again.rc == 0 and changed(again) == 0
-    assert emulator.snapshot() == before
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)
 
 
 @pytest.mark.parametrize("role_vars, message", [
@@ -207,4 +211,5 @@ def test_bad_input_fails_naming_the_field_and_writes_nothing(emulator, play, rol
     failed = [r for _, r in run.results if r.get("failed")]
     assert failed and message in json.dumps(failed), failed
     assert "Traceback" not in run.stdout
-    assert emulator.snapshot() == before
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)

@@ -236,7 +236,8 @@ def test_scale_playbook_guide_layout_nodes_2_to_3(cluster, kplay):
     per_group = preview.result("kopsible.kops.instancegroups : Converge the InstanceGroups")
     lines = per_group["results"][0]["plan_summary"]
     assert "modify AutoscalingGroup/nodes.%s: MaxSize 2 -> 3, MinSize 2 -> 3" % CLUSTER in lines
-    assert cluster.emulator.snapshot() == before
+    after_snapshot = cluster.emulator.snapshot()
+    assert after_snapshot == before, cluster.emulator.snapshot_diff(before, after_snapshot)
 
     applied = run_playbook(playbook=playbook, emulator=cluster.emulator, extra_vars=extra)
     assert applied.rc == 0, applied.stderr[-2000:]

@@ -30,7 +30,8 @@ def test_roll_after_upgrade_gate_interruption_rerun_noop(kops_world, kplay, kube
     assert sorted(preview["would_roll"]) == ["control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c",
                                              "nodes-us-east-1a", "nodes-us-east-1b"]
     assert all(g["status"] == "NeedsUpdate" for g in preview["groups_before"] if g["name"] in preview["would_roll"])
-    assert kops_world.emulator.snapshot() == before_state
+    after_snapshot = kops_world.emulator.snapshot()
+    assert after_snapshot == before_state, kops_world.emulator.snapshot_diff(before_state, after_snapshot)
 
     old = {name: [i for i, _ in g["instances"]] for name, g in kops_world.groups().items()}
     assert_pdb_gate(kops_world, kplay, preview["would_roll"], old, tmp_path)

@@ -55,7 +55,8 @@ def test_create_then_rerun_is_unchanged(emulator, play):
     second = play([task(parent_zone="example.org")]).result("sub")
     assert second["changed"] is False
     assert second["zone_id"] == zone_id
-    assert emulator.snapshot() == state
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == state, emulator.snapshot_diff(state, after_snapshot)
     assert len(zones_named(emulator, CHILD)) == 1
 
 
@@ -66,7 +67,8 @@ def test_check_mode_on_new_name_writes_nothing(emulator, play):
     assert result["changed"] is True
     assert result["zone_id"] == ""
     assert result["parent_zone"] == "example.org"
-    assert emulator.snapshot() == before
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)
     assert zones_named(emulator, CHILD) == []
 
 
@@ -143,7 +145,8 @@ def test_bad_input_fails_and_writes_nothing(emulator, play, options, message):
     assert result.get("failed") is True
     assert message in result["msg"], result["msg"]
     assert "Traceback" not in str(result)
-    assert emulator.snapshot() == before
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)
 
 
 def test_duplicate_child_zones_refuse_to_guess(emulator, play):
@@ -163,7 +166,8 @@ def test_absent_removes_delegation_and_zone_then_is_unchanged(emulator, play):
     play([task()])
     state = emulator.snapshot()
     check = play([task(state="absent")], check=True).result("sub")
-    assert check["changed"] is True and emulator.snapshot() == state
+    after_snapshot = emulator.snapshot()
+    assert check["changed"] is True and after_snapshot == state, emulator.snapshot_diff(state, after_snapshot)
     result = play([task(state="absent")]).result("sub")
     assert result["changed"] is True
     assert zones_named(emulator, CHILD) == []
@@ -182,7 +186,8 @@ def test_absent_with_records_fails_unless_force(emulator, play):
     refused = play([task(state="absent")]).result("sub")
     assert refused["failed"] and "api.%s A" % CHILD in refused["msg"]
     assert refused["records"][0]["values"] == ["203.0.113.123"]
-    assert emulator.snapshot() == before
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)
     forced = play([task(state="absent", force=True)]).result("sub")
     assert forced["changed"] and forced["deleted_records"][0]["name"] == "api." + CHILD
     assert zones_named(emulator, CHILD) == []
@@ -241,3 +246,37 @@ def test_cname_at_the_subdomain_in_the_parent_fails_before_anything_is_created(e
     assert result["conflicting_record"]["values"] == ["legacy.example.net"]
     assert zones_named(emulator, "k8s.example.com") == []
     assert emulator.snapshot() == before
+
+
+@pytest.fixture
+def pending_route53(emulator):
+    """The emulator with Route53 changes PENDING for 15 s after submission (an emulator test mode), then INSYNC."""
+    emulator.route53_pending(15)
+    yield emulator
+    emulator.route53_pending(0)
+
+
+def test_wait_polls_until_changes_are_insync(pending_route53, play):
+    """With wait (the default) the module returns only once Route53 says INSYNC: the zone's and the delegation's
+    changes stay PENDING for 15 s, so the run takes at least that long, and the change ids it returns are INSYNC
+    by then; with wait_timeout below that, it fails naming the change; with wait: false it returns at once."""
+    import time
+
+    emulator = pending_route53
+    make_zone(emulator, "example.org")
+    r53 = emulator.client("route53")
+    start = time.monotonic()
+    result = play([task(parent_zone="example.org")]).result("sub")
+    assert not result.get("failed"), result.get("msg")
+    assert len(result["changes"]) == 2  # the zone's creation and the delegation's UPSERT
+    # every change the module waited for is INSYNC now; the module did not return before the 15 s had passed
+    assert [r53.get_change(Id=c)["ChangeInfo"]["Status"] for c in result["changes"]] == ["INSYNC", "INSYNC"]
+    assert time.monotonic() - start >= 15
+
+    short = play([task(state="absent", wait_timeout=1)]).result("sub")
+    assert short.get("failed") and "is not INSYNC after 1s" in short["msg"], short.get("msg")
+    assert zones_named(emulator, CHILD) == []  # the deletion itself was made; only the wait gave up
+
+    again = play([task(parent_zone="example.org", wait=False)]).result("sub")
+    assert not again.get("failed"), again.get("msg")
+    assert [r53.get_change(Id=c)["ChangeInfo"]["Status"] for c in again["changes"]] == ["PENDING", "PENDING"]

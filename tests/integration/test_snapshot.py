@@ -411,7 +411,8 @@ def test_reads_do_not_show(aws_emulator):
     aws.route53.list_hosted_zones()
     aws.sts.get_caller_identity()
     aws.client("ec2", OTHER).describe_vpcs()
-    assert aws_emulator.snapshot() == before
+    after_snapshot = aws_emulator.snapshot()
+    assert after_snapshot == before, aws_emulator.snapshot_diff(before, after_snapshot)
     after = aws_emulator.snapshot()
     assert after == before, aws_emulator.snapshot_diff(before, after)
 

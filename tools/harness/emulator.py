@@ -103,6 +103,12 @@ class Emulator:
                                                       aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
         return cache[key]
 
+    def route53_pending(self, seconds):
+        """Make Route53 changes stay PENDING for ``seconds`` after they are submitted (0: INSYNC at once, moto's
+        default); an emulator test mode (tools/emulator.py ``route53_pending_mode``). Not undone by :meth:`reset`."""
+        request = urllib.request.Request("%s/moto-api/kopsible/route53-pending?seconds=%s" % (self.url, seconds), method="POST")
+        urllib.request.urlopen(request, timeout=30).read()
+
     def warm(self, region=REGION):
         """Make moto create what a real account already has (default VPC and subnets, public AMIs,
         per-service defaults) by one read call per service kops uses, so that a later snapshot
