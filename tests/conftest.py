@@ -75,14 +75,24 @@ def _world_names():
 
 
 @pytest.fixture(scope="session")
-def kube_world(emulator_session, kops_dns):
-    """The Kubernetes half of the local world (tools/kube_world.py): every cluster applied in the emulator
-    gets a real control plane and node agent; its control planes listen on 127.X.Y.N (per worker)."""
-    world = KubeWorldProcess(emulator_session, prefix_for(kops_dns.address)).start()
+def kube_world_process(emulator_session, kops_dns):
+    """tools/kube_world.py watching this worker's emulator, paused (no control plane) between the tests
+    that ask for it: the tests of other files prove "check mode writes nothing" on the emulator's state,
+    which the kube world's dns-controller stand-in would change under them."""
+    world = KubeWorldProcess(emulator_session, prefix_for(kops_dns.address)).start(paused=True)
     _WORLD["world"] = world
     yield world
     _WORLD.pop("world", None)
     world.stop()
+
+
+@pytest.fixture(scope="module")
+def kube_world(kube_world_process):
+    """The Kubernetes half of the local world for the tests of one file: every cluster applied in the emulator
+    gets a real control plane and node agent (control planes on 127.X.Y.N, per worker); paused afterwards."""
+    kube_world_process.resume()
+    yield kube_world_process
+    kube_world_process.pause()
 
 
 @pytest.fixture(scope="session")

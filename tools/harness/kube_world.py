@@ -29,13 +29,17 @@ class KubeWorldProcess(object):
         self.state_dir = state_dir or os.path.join(ROOT, ".cache", "kube-world", prefix)
         self.proc = None
 
-    def start(self):
-        """Start the watcher (it starts control planes on its own as clusters appear); returns self."""
+    def start(self, paused=False):
+        """Start the watcher (it starts control planes on its own as clusters appear, unless ``paused``:
+        see :meth:`pause`); returns self."""
         os.makedirs(self.state_dir, exist_ok=True)
-        try:
-            os.unlink(os.path.join(self.state_dir, "world.json"))
-        except OSError:
-            pass
+        for name in ("world.json", "paused"):
+            try:
+                os.unlink(os.path.join(self.state_dir, name))
+            except OSError:
+                pass
+        if paused:
+            open(os.path.join(self.state_dir, "paused"), "w").close()
         log = open(os.path.join(self.state_dir, "kube-world.log"), "ab")
         env = dict(os.environ, **self.emulator.aws_env())
         self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "tools", "kube_world.py"),
@@ -45,6 +49,23 @@ class KubeWorldProcess(object):
                                      start_new_session=True, env=env)
         log.close()
         return self
+
+    def pause(self, timeout=60):
+        """Stop every control plane and start none until :meth:`resume` (returns once world.json says so)."""
+        open(os.path.join(self.state_dir, "paused"), "w").close()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.proc is not None and self.proc.poll() is None:
+            state = self.state()
+            if state.get("paused") and not state.get("clusters"):
+                return
+            time.sleep(0.3)
+
+    def resume(self):
+        """Serve control planes again (see :meth:`pause`)."""
+        try:
+            os.unlink(os.path.join(self.state_dir, "paused"))
+        except OSError:
+            pass
 
     def stop(self):
         """Stop the watcher and every control plane it runs (up to 30 s)."""

@@ -163,7 +163,15 @@ class KubeWorld(object):
 
     # -- loop ----------------------------------------------------------------------------------------
     def step(self):
-        """One pass: start new clusters, stop deleted ones, play dns-controller, write world.json."""
+        """One pass: start new clusters, stop deleted ones, play dns-controller, write world.json.
+        While ``state_dir/paused`` exists, nothing runs (every control plane is stopped): tests that prove
+        "check mode writes nothing" must not see the stand-in dns-controller write records meanwhile."""
+        if os.path.exists(os.path.join(self.state_dir, "paused")):
+            for key in list(self.clusters):
+                self.stop_cluster(key)
+            self.failed.clear()
+            self.write_state(paused=True)
+            return
         found = self.discover()
         for key in [k for k in self.clusters if k not in found]:
             self.stop_cluster(key)
@@ -180,8 +188,9 @@ class KubeWorld(object):
             self.play_dns_controller(cluster)
         self.write_state()
 
-    def write_state(self):
-        state = {"clusters": {}, "failed": {"%s/%s" % k: v for k, v in self.failed.items()}, "updated": time.time()}
+    def write_state(self, paused=False):
+        state = {"clusters": {}, "failed": {"%s/%s" % k: v for k, v in self.failed.items()}, "updated": time.time(),
+                 "paused": paused}
         for (bucket, prefix), c in self.clusters.items():
             state["clusters"][c.name] = {
                 "state_store": "s3://%s/%s" % (bucket, prefix.rsplit("/", 1)[0]) if "/" in prefix else "s3://%s" % bucket,
