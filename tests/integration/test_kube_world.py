@@ -9,6 +9,7 @@ import time
 import pytest
 
 from conftest import CLUSTER, KopsWorld
+from harness.kube_world import wait_for
 
 pytestmark = pytest.mark.kops
 VALIDATE = dict(name=CLUSTER, validate=True)
@@ -209,17 +210,6 @@ def node_ready(core, name):
     node = core.read_node(name)
     return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or [])
 
-
-def wait_for(predicate, timeout=60, interval=0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if predicate():
-                return
-        except Exception:
-            pass
-        time.sleep(interval)
-    raise AssertionError("condition not met within %ss" % timeout)
 
 
 def test_validate_passes_on_gossip_cluster(live):

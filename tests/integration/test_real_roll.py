@@ -9,6 +9,7 @@ import time
 import pytest
 
 from conftest import CLUSTER, KopsWorld
+from harness.kube_world import wait_for
 
 pytestmark = pytest.mark.kops
 FAST = dict(control_plane_interval="4s", node_interval="4s", bastion_interval="4s", validate_count=1,
@@ -202,14 +203,3 @@ def test_scale_down_is_not_drained_by_kops(live):
     groups = {n.metadata.name: n.metadata.labels["kops.k8s.io/instancegroup"] for n in live.core.list_node().items}
     assert {groups[n] for n in nodes} == {"nodes-us-east-1a"}
 
-
-def wait_for(predicate, timeout=90, interval=0.5):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if predicate():
-                return
-        except Exception:
-            pass
-        time.sleep(interval)
-    raise AssertionError("condition not met within %ss" % timeout)

@@ -138,3 +138,17 @@ class KubeWorldProcess(object):
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def wait_for(predicate, timeout=90, interval=0.5):
+    """Call ``predicate`` until it returns true (exceptions count as false) or ``timeout`` seconds pass;
+    raises AssertionError then (for tests that wait on the API or the emulator)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if predicate():
+                return
+        except Exception:
+            pass
+        time.sleep(interval)
+    raise AssertionError("condition not met within %ss" % timeout)
