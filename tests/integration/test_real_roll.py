@@ -149,10 +149,7 @@ def test_budget_allowing_no_disruption(live):
     assert group["evictions_refused"] >= 2
     assert {r["reason"] for r in group["refusals"]} == {"Cannot evict pod as it would violate the pod's disruption budget."}
     assert blocked["remaining"] == ["nodes-us-east-1a"]
-    # interrupted: kops killed while its drain waits on the budget; the old node stays cordoned until the re-run
-    killed = roll(live, ignore_pdb=True, kops_timeout=25, **target)
-    assert killed.get("failed") and "did not finish within 25s" in killed["msg"], killed.get("msg")
-    assert killed["rolled"] and killed["rolled"][0]["nodes_drained"] and not killed["rolled"][0]["done"]
+    # stopped part-way: the old node is left cordoned (its instance detached) until the re-run
     assert any(n.spec.unschedulable for n in live.core.list_node().items)
     live.policy.patch_namespaced_pod_disruption_budget("web", "default", {"spec": {"minAvailable": MIN_AVAILABLE}})
     wait_for(lambda: live.policy.read_namespaced_pod_disruption_budget("web", "default").status.disruptions_allowed > 0)
