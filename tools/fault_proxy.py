@@ -26,7 +26,14 @@ fault kind     what the client receives
                without an answer: a response lost on the way back. Not in the default mix.
 ``busy``       Route53: 400 ``PriorRequestNotComplete``; other services: as ``throttle``. Not in the
                default mix (``throttle`` already answers it to half the Route53 writes).
+``denied``     an authorization failure no client retries: 403 ``AccessDenied`` (query and REST-XML
+               services, S3), 403 ``UnauthorizedOperation`` (EC2), 400 ``AccessDeniedException`` (JSON
+               services), each message naming ``service:Operation`` as AWS does. Not in the default mix.
 =============  ======================================================================================
+
+``clients`` limits faults to the requests of some clients, told apart by their ``User-Agent``:
+``botocore`` (boto3/botocore: the collection's modules and the tests) and ``go`` (the AWS SDK for Go:
+kops). Every operation's counters say how many requests came from each client.
 
 With ``latency`` > 0 every AWS request waits that long (each on its own thread, so concurrent requests wait
 side by side) before it is forwarded: a model of the round trip to AWS, which the emulator on loopback
@@ -62,7 +69,8 @@ import urllib.parse
 import uuid
 
 DEFAULT_MIX = {"throttle": 2, "server": 1, "drop": 1}
-FAULT_KINDS = ("throttle", "server", "drop", "lost", "busy")
+FAULT_KINDS = ("throttle", "server", "drop", "lost", "busy", "denied")
+CLIENTS = ("botocore", "go", "other")
 INTERNAL_PREFIXES = ("/moto-api/",)
 CONTROL_PREFIX = "/__proxy__/"
 # Headers that describe one hop, not the request: never forwarded as they came.
@@ -218,6 +226,16 @@ def classify(method, path, headers, body, rest_operations=None):
     return service, operation, protocol
 
 
+def client_of(user_agent):
+    """The client kind of a request (str, one of ``CLIENTS``) from its ``User-Agent`` header (str or None)."""
+    agent = (user_agent or "").lower()
+    if agent.startswith(("boto3/", "botocore/")) or " botocore/" in agent:
+        return "botocore"
+    if "aws-sdk-go" in agent:
+        return "go"
+    return "other"
+
+
 def _xml(text):
     return ('<?xml version="1.0" encoding="UTF-8"?>\n' + text).encode()
 
@@ -229,6 +247,8 @@ def fault_response(kind, service, operation, protocol, method, rng):
     :returns: ``(status int, headers list of (name, value), body bytes)``.
     """
     request_id = str(uuid.UUID(int=rng.getrandbits(128)))
+    if kind == "denied":
+        return _denied_response(service, operation, protocol, method, request_id)
     busy = kind == "busy" and service == "route53"
     if kind in ("throttle", "busy"):
         status, code, message, sender = 400, "Throttling", "Rate exceeded", "Sender"
@@ -274,6 +294,38 @@ def fault_response(kind, service, operation, protocol, method, rng):
     return status, headers, body
 
 
+def _denied_response(service, operation, protocol, method, request_id):
+    """The AWS answer to a caller without the permission for ``service:operation`` (status, headers, body)."""
+    message = ("User: arn:aws:iam::123456789012:user/fault-proxy is not authorized to perform: %s:%s"
+               % (service, operation))
+    headers = [("x-amzn-RequestId", request_id)]
+    if protocol in ("json", "rest-json"):
+        status, code = 400, "AccessDeniedException"
+        headers += [("Content-Type", "application/x-amz-json-1.1"), ("x-amzn-ErrorType", code)]
+        body = json.dumps({"__type": code, "message": message}).encode()
+    elif protocol == "s3":
+        status = 403
+        headers = [("x-amz-request-id", request_id[:16]), ("Content-Type", "application/xml")]
+        body = _xml("<Error><Code>AccessDenied</Code><Message>%s</Message><RequestId>%s</RequestId></Error>"
+                    % (message, request_id[:16]))
+    elif protocol == "ec2":
+        status = 403
+        headers.append(("Content-Type", "text/xml"))
+        body = _xml("<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not authorized to"
+                    " perform this operation (%s:%s).</Message></Error></Errors><RequestID>%s</RequestID></Response>"
+                    % (service, operation, request_id))
+    else:
+        status = 403
+        namespace = ("https://route53.amazonaws.com/doc/2013-04-01/" if service == "route53" else
+                     "https://%s.amazonaws.com/doc/%s/" % (service, QUERY_VERSIONS.get(service, "2011-01-01")))
+        headers.append(("Content-Type", "text/xml"))
+        body = _xml('<ErrorResponse xmlns="%s"><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>%s</Message>'
+                    "</Error><RequestId>%s</RequestId></ErrorResponse>" % (namespace, message, request_id))
+    if method == "HEAD":
+        body = b""
+    return status, headers, body
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as botocore's connection pool expects
     timeout = 120  # idle keep-alive connections end after this many seconds
@@ -301,8 +353,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if self.path.startswith(CONTROL_PREFIX):
             return self._control(proxy)
         service, operation, protocol = classify(self.command, self.path, self.headers, body, proxy.rest_operations)
-        kind = proxy.decide(service, operation, protocol)
-        if kind in ("throttle", "busy", "server"):
+        kind = proxy.decide(service, operation, protocol, client_of(self.headers.get("User-Agent")))
+        if kind in ("throttle", "busy", "server", "denied"):
             status, headers, data = fault_response(kind, service, operation, protocol, self.command, proxy.rng_for_fault())
             return self._answer(status, headers, data, content_length=len(data))
         if kind == "drop":
@@ -389,13 +441,15 @@ class FaultProxy:
     :param max_faults: when given, at most this many faults are injected in all (e.g. 1: lose one response,
         then answer every retry); :meth:`reset_stats` counts afresh.
     :param latency: seconds (float, >= 0) every forwarded AWS request waits first (a modelled round trip).
-    :raises ValueError: a rate outside 0..1, a negative latency or a bad mix.
+    :param clients: when given, only requests of these clients (``botocore``, ``go``, ``other``: see
+        :func:`client_of`) are faulted.
+    :raises ValueError: a rate outside 0..1, a negative latency, a bad mix or an unknown client.
 
     ``url`` is set by :meth:`start`. Use as a context manager or ``start()``/``stop()``.
     """
 
     def __init__(self, upstream, rate=0.0, seed=0, mix=None, services=None, host="127.0.0.1", port=0,
-                 upstream_timeout=120.0, latency=0.0, operations=None, max_faults=None):
+                 upstream_timeout=120.0, latency=0.0, operations=None, max_faults=None, clients=None):
         parsed = urllib.parse.urlsplit(upstream)
         if parsed.scheme != "http" or not parsed.hostname:
             raise ValueError("upstream: expected http://HOST:PORT, got %r" % upstream)
@@ -405,6 +459,9 @@ class FaultProxy:
         self.host, self.port = host, port
         self.services = set(services) if services else None
         self.operations = set(operations) if operations else None
+        self.clients = set(clients) if clients else None
+        if self.clients and not self.clients <= set(CLIENTS):
+            raise ValueError("clients: expected some of %s, got %s" % (", ".join(CLIENTS), ", ".join(sorted(self.clients))))
         if max_faults is not None and max_faults < 0:
             raise ValueError("max_faults: must be 0 or more, got %s" % max_faults)
         self.max_faults = max_faults
@@ -443,15 +500,18 @@ class FaultProxy:
             self._internal = 0
             self._upstream_errors = 0
 
-    def decide(self, service, operation, protocol):
-        """Count one request and choose its fate: ``None`` (forward) or a fault kind (str)."""
+    def decide(self, service, operation, protocol, client="other"):
+        """Count one request of ``client`` and choose its fate: ``None`` (forward) or a fault kind (str)."""
         with self._lock:
             if protocol == "internal":
                 self._internal += 1
                 return None
-            entry = self._operations.setdefault("%s:%s" % (service, operation), {"requests": 0, "faults": {}})
+            entry = self._operations.setdefault("%s:%s" % (service, operation), {"requests": 0, "faults": {}, "clients": {}})
             entry["requests"] += 1
+            entry["clients"][client] = entry["clients"].get(client, 0) + 1
             if self.rate <= 0 or (self.services is not None and service not in self.services):
+                return None
+            if self.clients is not None and client not in self.clients:
                 return None
             if self.operations is not None and "%s:%s" % (service, operation) not in self.operations:
                 return None
@@ -483,7 +543,8 @@ class FaultProxy:
              "requests": N, "faults": F, "faults_by_kind": {"throttle": n, ...},
              "services": {"route53": {"requests": n, "faults": f}, ...},
              "operations": {"route53:ListHostedZones": {"requests": n, "faults": f,
-                                                        "faults_by_kind": {...}}, ...},
+                                                        "faults_by_kind": {...},
+                                                        "clients": {"botocore": n, "go": n}}, ...},
              "internal_requests": n, "upstream_errors": n, "latency": seconds}
 
         ``requests`` counts every attempt that reached the proxy (a retried call counts once per
@@ -493,7 +554,8 @@ class FaultProxy:
             operations, services, by_kind = {}, {}, {}
             for key, entry in sorted(self._operations.items()):
                 faults = sum(entry["faults"].values())
-                operations[key] = {"requests": entry["requests"], "faults": faults, "faults_by_kind": dict(entry["faults"])}
+                operations[key] = {"requests": entry["requests"], "faults": faults, "faults_by_kind": dict(entry["faults"]),
+                                   "clients": dict(entry["clients"])}
                 service = services.setdefault(key.split(":", 1)[0], {"requests": 0, "faults": 0})
                 service["requests"] += entry["requests"]
                 service["faults"] += faults

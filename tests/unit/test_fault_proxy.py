@@ -89,6 +89,43 @@ def test_fault_shapes_parse_as_aws_errors(kind, service, protocol, method, statu
         assert error["Message"]
 
 
+@pytest.mark.parametrize("service, protocol, method, status, code", [
+    ("route53", "rest-xml", "POST", 403, "AccessDenied"),
+    ("s3", "s3", "PUT", 403, "AccessDenied"),
+    ("ec2", "ec2", "POST", 403, "UnauthorizedOperation"),
+    ("sts", "query", "POST", 403, "AccessDenied"),
+    ("autoscaling", "query", "POST", 403, "AccessDenied"),
+    ("events", "json", "POST", 400, "AccessDeniedException"),
+])
+def test_denied_is_an_authorization_failure_naming_the_operation(service, protocol, method, status, code):
+    """``denied``: the code AWS answers a caller without the permission, which botocore does not retry
+    (not in botocore's retry codes), and a message naming ``service:Operation``."""
+    import random
+
+    from botocore.retries.standard import ThrottledRetryableChecker, TransientRetryableChecker
+
+    got_status, hdrs, body = fault_response("denied", service, "PutThing", protocol, method, random.Random(0))
+    error = parse_error(protocol if protocol != "s3" else "rest-xml", got_status, hdrs, body, service)
+    assert (got_status, error["Code"]) == (status, code)
+    assert "%s:PutThing" % service in error["Message"] or "(%s:PutThing)" % service in error["Message"]
+    assert code not in TransientRetryableChecker._TRANSIENT_ERROR_CODES  # botocore's standard retry mode
+    assert code not in ThrottledRetryableChecker._THROTTLED_ERROR_CODES
+
+
+@pytest.mark.parametrize("agent, client", [
+    ("Boto3/1.44.5 md/Botocore#1.44.8 ua/2.1 os/linux Python/3.13.5 Botocore/1.44.8", "botocore"),
+    ("Botocore/1.44.8 Python/3.13.5", "botocore"),
+    ("aws-sdk-go-v2/1.39.2 ua/2.1 os/linux lang/go#1.25.5 md/GOOS#linux api/ec2#1.254.1 m/E", "go"),
+    ("kops/1.36.2 aws-sdk-go-v2/1.39.2", "go"),
+    ("curl/8.14.1", "other"),
+    (None, "other"),
+])
+def test_client_of_user_agent(agent, client):
+    from fault_proxy import client_of
+
+    assert client_of(agent) == client
+
+
 def test_route53_writes_may_get_prior_request_not_complete():
     import random
 
@@ -217,9 +254,9 @@ def test_forwards_unchanged_and_counts(upstream):
     assert Recorder.seen[1][3] == b"hello world" and Recorder.seen[1][2]["Content-Length"] == "11"
     assert "Transfer-Encoding" not in Recorder.seen[1][2]
     assert stats["operations"] == {
-        "route53:ChangeResourceRecordSets": {"requests": 1, "faults": 0, "faults_by_kind": {}},
-        "s3:PutObject": {"requests": 1, "faults": 0, "faults_by_kind": {}},
-        "s3:HeadBucket": {"requests": 1, "faults": 0, "faults_by_kind": {}}}
+        "route53:ChangeResourceRecordSets": {"requests": 1, "faults": 0, "faults_by_kind": {}, "clients": {"other": 1}},
+        "s3:PutObject": {"requests": 1, "faults": 0, "faults_by_kind": {}, "clients": {"other": 1}},
+        "s3:HeadBucket": {"requests": 1, "faults": 0, "faults_by_kind": {}, "clients": {"other": 1}}}
     assert stats["internal_requests"] == 1 and stats["requests"] == 3
 
 
@@ -249,11 +286,29 @@ def test_operations_and_max_faults_choose_what_is_faulted(upstream):
                 answers.append("lost")
         assert answers == [200, "lost", 200]
         stats = proxy.stats()
-        assert stats["operations"]["route53:CreateHostedZone"] == {"requests": 2, "faults": 1, "faults_by_kind": {"lost": 1}}
+        assert stats["operations"]["route53:CreateHostedZone"] == {"requests": 2, "faults": 1, "faults_by_kind": {"lost": 1},
+                                                                   "clients": {"other": 2}}
         assert stats["operations"]["route53:ListHostedZones"]["faults"] == 0
     assert len(Recorder.seen) == 3  # the lost request reached the emulator too
     with pytest.raises(ValueError, match="max_faults"):
         FaultProxy(upstream, max_faults=-1)
+
+
+def test_clients_choose_whose_requests_are_faulted(upstream):
+    """clients=['botocore']: a boto3 request is denied, a Go SDK request (kops) is forwarded; both counted
+    per client; an unknown client name is refused."""
+    with FaultProxy(upstream, rate=1.0, mix={"denied": 1}, clients=["botocore"]) as proxy:
+        answers = []
+        for agent in ("Boto3/1.44.5 Botocore/1.44.8", "aws-sdk-go-v2/1.39.2"):
+            conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+            conn.request("GET", "/2013-04-01/hostedzone", headers={"Authorization": AUTH % "route53", "User-Agent": agent})
+            answers.append(conn.getresponse().status)
+        assert answers == [403, 200]
+        entry = proxy.stats()["operations"]["route53:ListHostedZones"]
+        assert entry["clients"] == {"botocore": 1, "go": 1}
+        assert entry["faults_by_kind"] == {"denied": 1}
+    with pytest.raises(ValueError, match="clients"):
+        FaultProxy(upstream, clients=["python"])
 
 
 def test_moto_api_is_never_faulted(upstream):

@@ -51,7 +51,8 @@ class ProxiedEmulator:
 
 
 @contextlib.contextmanager
-def faulty(emulator, rate=0.0, seed=0, mix=None, services=None, operations=None, max_faults=None, latency=0.0):
+def faulty(emulator, rate=0.0, seed=0, mix=None, services=None, operations=None, max_faults=None, latency=0.0,
+           clients=None):
     """Start a :class:`FaultProxy` in front of ``emulator`` for the ``with`` block.
 
     :param rate: fault probability per AWS request (0..1); 0 counts requests only.
@@ -62,11 +63,13 @@ def faulty(emulator, rate=0.0, seed=0, mix=None, services=None, operations=None,
     :param operations: ``service:Operation`` names to fault (e.g. ``['route53:CreateHostedZone']``); default all.
     :param max_faults: at most this many faults in all (e.g. ``1``: one lost response, then every retry answered).
     :param latency: seconds added to every forwarded request (a modelled AWS round trip).
+    :param clients: fault only the requests of these clients (``['botocore']``: the modules, not kops).
     :yields: a :class:`ProxiedEmulator` (its ``proxy`` attribute is the FaultProxy).
     :raises ValueError: bad rate or mix.
     """
     proxy = FaultProxy(emulator.url, rate=rate, seed=seed, mix=mix or DEFAULT_MIX, services=services,
-                       operations=operations, max_faults=max_faults, latency=latency).start()
+                       operations=operations, max_faults=max_faults, latency=latency,
+                       clients=clients).start()
     try:
         yield ProxiedEmulator(emulator, proxy)
     finally:
