@@ -1,10 +1,16 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Options and helpers shared by every module that runs kops (documented in doc_fragments/kops.py)."""
+import contextlib
 import os
 import re
 
 from ansible.module_utils.basic import missing_required_lib
+
+try:
+    from botocore.exceptions import BotoCoreError, ClientError
+except ImportError:  # pragma: no cover - AnsibleAWSModule reports missing botocore
+    BotoCoreError = ClientError = None
 
 try:
     from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
@@ -26,6 +32,40 @@ class KopsModule(AnsibleAWSModule):
 
     def _should_inject_warnings(self):
         return False
+
+    def __init__(self, *args, **kwargs):
+        super(KopsModule, self).__init__(*args, **kwargs)
+        self.written = []
+        self.runner = None
+
+    def wrote(self, what):
+        """Record one write this run made (str, e.g. ``'hosted zone sub.example.org (Z123)'``), for the
+        ``written`` field of a failure."""
+        if what not in self.written:
+            self.written.append(what)
+
+    def writes(self):
+        """Everything this run wrote so far (list of str): what :meth:`wrote` recorded, then each kops
+        command that may have written the state store or the cloud (:meth:`KopsRunner.writes`)."""
+        return list(self.written) + (self.runner.writes() if self.runner is not None else [])
+
+    def fail_json(self, *args, **kwargs):
+        """AnsibleModule.fail_json with the failure shape of every kopsible module: ``written`` (list of str:
+        what the run wrote before it failed, empty when nothing) and, when kops ran, ``kops_invocations``."""
+        kwargs.setdefault("written", self.writes())
+        if self.runner is not None:
+            kwargs.setdefault("kops_invocations", self.runner.calls)
+        super(KopsModule, self).fail_json(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def aws_failures(self, doing):
+        """Turn an AWS error raised in the ``with`` block into the module's failure:
+        ``fail_json_aws`` with ``msg`` ``'<doing>: An error occurred (<Code>) when calling the <Operation>
+        operation: ...'`` (botocore names the operation), plus ``written``. ``doing``: what the run was doing (str)."""
+        try:
+            yield
+        except (ClientError, BotoCoreError) as exc:
+            self.fail_json_aws(exc, msg=doing)
 
 
 def kops_argument_spec():
@@ -189,6 +229,8 @@ class StoreGuard(object):
             self.lock.break_lock()
         try:
             self.lock.acquire(module.params.get("lock_timeout", 600))
+            if hasattr(module, "wrote"):
+                module.wrote("lock %s (deleted again when the run ends)" % self.lock.url)
         except store.LockError as exc:
             module.fail_json(msg=exc.message, lock_holder=exc.holder, state_store_safety=self.facts())
         if self.fingerprint is not None and store.spec_fingerprint(self.s3, self.state_store, self.cluster) != self.fingerprint:

@@ -8,6 +8,11 @@ plane one group at a time, then API servers, then nodes.
 """
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
 
+try:
+    from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
+except ImportError:  # pragma: no cover - amazon.aws is a dependency of the collection (galaxy.yml)
+    AWSRetry = None
+
 ROLES = ("control-plane", "apiserver", "node", "bastion")
 DURATION_FLAGS = (("validation_timeout", "--validation-timeout"), ("drain_timeout", "--drain-timeout"),
                   ("control_plane_interval", "--control-plane-interval"), ("node_interval", "--node-interval"),
@@ -47,6 +52,30 @@ def rolling_update_args(cluster, params, yes):
     if yes:
         args.append("--yes")
     return args
+
+
+# kops tags every cloud resource of a cluster with KubernetesCluster=<cluster name> (pkg/model/context.go
+# CloudTags, awsup.TagClusterName in upup/pkg/fi/cloudup/awsup/aws_cloud.go).
+CLUSTER_TAG = "KubernetesCluster"
+
+
+def _retried(function):
+    return AWSRetry.jittered_backoff()(function) if AWSRetry is not None else function
+
+
+@_retried
+def cluster_auto_scaling_groups(client, cluster):
+    """The cluster's Auto Scaling groups (list of DescribeAutoScalingGroups items): only the groups tagged
+    ``KubernetesCluster=<cluster>`` (a filter AWS applies, so an account's other groups are not read), every page.
+
+    The whole listing is retried (jittered backoff on throttling), as amazon.aws does for paginators: a
+    client's retry decorator does not apply to a paginator's calls.
+
+    :param client: a boto3 ``autoscaling`` client. :raises botocore.exceptions.ClientError: after retries.
+    """
+    paginator = client.get_paginator("describe_auto_scaling_groups")
+    pages = paginator.paginate(Filters=[{"Name": "tag:" + CLUSTER_TAG, "Values": [cluster]}])
+    return pages.build_full_result().get("AutoScalingGroups", [])
 
 
 def group_instances(groups, cluster):

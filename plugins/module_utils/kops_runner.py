@@ -20,6 +20,12 @@ SECRET_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
               "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY")
 
 
+# kops commands that write the state store even without --yes (k8s.io/kops v1.36.2 cmd/kops/root.go's
+# subcommands: create, replace, delete (kept though a cluster's deletion also needs --yes), edit, promote,
+# trust, distrust); the others write only with --yes (update, rolling-update, upgrade, reconcile).
+WRITING_COMMANDS = ("create", "replace", "delete", "edit", "promote", "trust", "distrust")
+
+
 class KopsError(Exception):
     """kops failed. ``message`` is kops' own ``Error: ...`` text; ``command`` the argv (list of str,
     no secrets); ``rc`` the exit code (int, -1 on timeout); ``stderr`` the last 4000 characters."""
@@ -158,6 +164,21 @@ class KopsRunner(object):
             raise KopsError(message, shown, proc.returncode, stderr, stdout)
         return KopsResult(shown, proc.returncode, stdout, stderr, seconds)
 
+    def writes(self):
+        """The kops commands run so far that may have written the state store or the cloud (list of str, e.g.
+        ``'kops update cluster --yes (exit 0)'``): the :data:`WRITING_COMMANDS` without ``--dry-run``, and
+        every command given ``--yes`` (``update cluster``, ``rolling-update cluster``, ``upgrade cluster``,
+        ``reconcile cluster``: kops only previews without it)."""
+        found = []
+        for call in self.calls:
+            argv = call["argv"][1:]
+            if not argv or "--dry-run" in argv:
+                continue
+            if argv[0] in WRITING_COMMANDS or "--yes" in argv or "-y" in argv:
+                words = [a for a in argv if not a.startswith("-")][:2]
+                found.append("kops %s%s (exit %s)" % (" ".join(words), " --yes" if "--yes" in argv else "", call["rc"]))
+        return found
+
     def derived(self, **env):
         """A runner with ``env`` added to this one's environment, recording into the same ``calls``."""
         runner = KopsRunner(self.binary, dict(self.env, **env), self.timeout)
@@ -186,4 +207,7 @@ def runner_from_module(module, state_store, kubeconfig=None):
                            access_key=boto.get("aws_access_key_id"), secret_key=boto.get("aws_secret_access_key"),
                            session_token=boto.get("aws_session_token"), profile=boto.get("profile_name"),
                            kubeconfig=kubeconfig, extra=module.params.get("kops_env"))
-    return KopsRunner(module.params.get("kops_binary") or "kops", env, module.params.get("kops_timeout") or DEFAULT_TIMEOUT)
+    runner = KopsRunner(module.params.get("kops_binary") or "kops", env, module.params.get("kops_timeout") or DEFAULT_TIMEOUT)
+    if hasattr(module, "runner"):
+        module.runner = runner  # KopsModule: its failures report the kops commands that wrote
+    return runner

@@ -661,7 +661,7 @@ def main():
     ops = ClusterOps(runner, state_store, versions=guard.versions_reader(), before_write=guard.take_lock,
                      route53=lambda: module.client("route53", retry_decorator=route53.retry_decorator()),
                      autoscaling=lambda: module.client("autoscaling"))
-    with guard:
+    with module.aws_failures("AWS call failed for cluster %s" % name), guard:
         try:
             result = ensure_present(module, ops, name, params, guard.s3) if params["state"] == "present" else ensure_absent(module, ops, name, params)
         except KopsError as exc:

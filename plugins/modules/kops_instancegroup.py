@@ -381,7 +381,7 @@ def main():
     guard = StoreGuard(module, state_store, params["cluster"])
     ops = ClusterOps(runner, state_store, versions=guard.versions_reader(), before_write=guard.take_lock,
                      autoscaling=lambda: module.client("autoscaling"))
-    with guard:
+    with module.aws_failures("AWS call failed for InstanceGroup %s of %s" % (params["name"], params["cluster"])), guard:
         try:
             result, pending = ensure(module, ops, params)
             # Absent: plan only after a deletion (the group's cloud resources are already gone then).

@@ -158,14 +158,12 @@ state_store_safety:
   type: dict
 """
 
-from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
-
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_pdb, kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, StoreGuard, kops_argument_spec, state_store_of
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import (
-    DURATION_FLAGS, group_instances, replaced, roll_report, rolling_update_args)
+    DURATION_FLAGS, cluster_auto_scaling_groups, group_instances, replaced, roll_report, rolling_update_args)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 
@@ -184,11 +182,8 @@ def argument_spec():
 
 
 def cloud_instances(module, cluster):
-    client = module.client("autoscaling", retry_decorator=AWSRetry.jittered_backoff())
-    groups = []
-    for page in client.get_paginator("describe_auto_scaling_groups").paginate():
-        groups.extend(page["AutoScalingGroups"])
-    return group_instances(groups, cluster)
+    """``{instance group: sorted instance ids}`` of the cluster's Auto Scaling groups, read from AWS."""
+    return group_instances(cluster_auto_scaling_groups(module.client("autoscaling"), cluster), cluster)
 
 
 def pdb_gate(module, params, cluster, result, instances):
@@ -229,7 +224,8 @@ def main():
     state_store = state_store_of(module)
     runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"])
     result = dict(changed=False, cluster=cluster, replaced={}, kops_invocations=runner.calls)
-    with StoreGuard(module, state_store, cluster) as guard:
+    with module.aws_failures("AWS call failed for the rolling update of %s" % cluster), \
+            StoreGuard(module, state_store, cluster) as guard:
         try:
             roll(module, params, runner, cluster, result, guard)
         except KopsError as exc:

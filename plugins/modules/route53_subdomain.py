@@ -207,16 +207,15 @@ import ipaddress
 import re
 import uuid
 
-from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
-
 from ansible_collections.kopsible.kops.plugins.module_utils import dns_check, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule
 from ansible_collections.kopsible.kops.plugins.module_utils import route53
 from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import DNSNameError, normalize_dns_name
 
 try:
     import botocore
 except ImportError:
-    pass  # AnsibleAWSModule reports missing botocore
+    pass  # KopsModule (an AnsibleAWSModule) reports missing botocore
 
 
 _VPC_ID_RE = re.compile(r"vpc-([0-9a-f]{8}|[0-9a-f]{17})")
@@ -395,6 +394,7 @@ def ensure_present(module, client, params):
             child = {"id": "", "name": params["name"], "private": params["private"]}
         else:
             child = create_zone(module, client, params)
+            module.wrote("hosted zone %s (%s)" % (params["name"], child["id"]))
             if child["change_id"]:
                 change_ids.append(child["change_id"])
     name_servers = child_name_servers(client, child) if child["id"] else []
@@ -411,6 +411,7 @@ def ensure_present(module, client, params):
             if not module.check_mode:
                 change = {"Action": "UPSERT", "ResourceRecordSet": route53.ns_rrset(params["name"], name_servers, params["ttl"])}
                 change_ids.append(route53.change_records(client, parent["id"], [change], "kopsible delegation of %s" % params["name"]))
+                module.wrote("NS record %s in hosted zone %s (%s)" % (params["name"], parent["name"], parent["id"]))
     result["delegation"] = after
     result["diff"] = {"before": {"zone_id": zone_before, "delegation": before},
                       "after": {"zone_id": child["id"] or "(new zone)", "delegation": after}}
@@ -463,13 +464,16 @@ def ensure_absent(module, client, params):
     if record:
         result["changes"].append(route53.change_records(client, parent["id"], [{"Action": "DELETE", "ResourceRecordSet": record}],
                                                         "kopsible: remove delegation of %s" % params["name"]))
+        module.wrote("NS record %s deleted from hosted zone %s (%s)" % (params["name"], parent["name"], parent["id"]))
     if child:
         doomed = [r for r in records if not (route53.normalize_value(r["Name"]) == child["name"] and r["Type"] in route53.APEX_TYPES)]
         if doomed:
             result["changes"].append(route53.change_records(client, child["id"], [{"Action": "DELETE", "ResourceRecordSet": r} for r in doomed],
                                                             "kopsible: force delete of %s" % params["name"]))
+            module.wrote("%d records deleted from hosted zone %s (%s)" % (len(doomed), child["name"], child["id"]))
         response = client.delete_hosted_zone(aws_retry=True, Id=child["id"])
         result["changes"].append(response["ChangeInfo"]["Id"])
+        module.wrote("hosted zone %s (%s) deleted" % (child["name"], child["id"]))
         result["deleted_records"] = leftovers
     if params["wait"]:
         try:
@@ -480,7 +484,7 @@ def ensure_absent(module, client, params):
 
 
 def main():
-    module = AnsibleAWSModule(
+    module = KopsModule(
         argument_spec=argument_spec(),
         mutually_exclusive=[("parent_zone", "parent_zone_id")],
         supports_check_mode=True,

@@ -274,3 +274,17 @@ def test_secret_echoed_by_kops_is_redacted(tmp_path):
     assert SECRET not in str(err.value)
     assert SECRET not in repr(err.value.to_result())
 
+
+
+def test_writes_are_the_commands_that_may_write(tmp_path):
+    """KopsRunner.writes: kops' writing subcommands (cmd/kops/root.go) unless --dry-run, and any command with
+    --yes; reads and dry runs are left out; the exit code is kept (a failed write may have written part)."""
+    script = make_script(tmp_path, 'case "$*" in *fail*) exit 1;; esac; exit 0')
+    runner = KopsRunner(script, env=runner_env())
+    for args in (["get", "--name", "c.example.org", "-o", "yaml"], ["create", "cluster", "--name", "c", "--dry-run", "-o", "yaml"],
+                 ["update", "cluster", "--name", "c"], ["validate", "cluster", "--name", "c"],
+                 ["create", "cluster", "--name", "c"], ["replace", "-f", "-"],
+                 ["update", "cluster", "--name", "c", "--yes"], ["rolling-update", "cluster", "c", "--yes", "fail"]):
+        runner.run(args, check=False)
+    assert runner.writes() == ["kops create cluster (exit 0)", "kops replace (exit 0)",
+                               "kops update cluster --yes (exit 0)", "kops rolling-update cluster --yes (exit 1)"]

@@ -1,0 +1,139 @@
+"""Every AWS call a module makes itself, refused in turn: no traceback, a clean failure naming the AWS
+operation, and nothing written that the failure does not report.
+
+Each scenario runs once through the counting fault proxy (tools/fault_proxy.py) to learn which AWS
+operations the module's own boto3 client makes (the ``botocore`` client of the proxy's counters; kops'
+calls come from the Go SDK and are left alone: kops' errors are covered by the kops tests). Then, for each
+of those operations, the scenario runs again from the same start with every call of that operation
+answered ``denied`` (403 ``AccessDenied``, ``UnauthorizedOperation`` for EC2: what AWS answers a caller
+without the permission, never retried). The operations are found by the run, not listed here, so a new
+AWS call in a module is covered the day it is added.
+"""
+import json
+
+import pytest
+
+from conftest import BUCKET, CLUSTER, SUBDOMAIN
+from harness.faults import faulty
+from harness.playbook import run_playbook
+
+pytestmark = pytest.mark.kops
+NODES = "nodes-us-east-1a"
+
+
+def module_task(module, **options):
+    return {"name": "step", "kopsible.kops.%s" % module: options, "ignore_errors": True}
+
+
+def botocore_operations(stats):
+    """The ``service:Operation`` names (sorted list) the modules' boto3 clients called in a counted run."""
+    return sorted(op for op, entry in stats["operations"].items() if entry.get("clients", {}).get("botocore"))
+
+
+def snapshot_and_store(world):
+    """The emulator's whole state (AWS APIs) and every state-store object version: what a run may write."""
+    return world.emulator.snapshot(), world.store_versions()
+
+
+def assert_clean_failure(run, operation, before, after, world):
+    """The failed run: a module failure (not an exception), its message naming ``operation``, no traceback
+    anywhere in the output, and every write the emulator shows reported in the result."""
+    result = run.result("step")
+    text = json.dumps(result)
+    output = run.stdout + run.stderr
+    assert result.get("failed") is True, (operation, result)
+    assert "Traceback" not in output and "MODULE FAILURE" not in output, (operation, output[-3000:])
+    service, name = operation.split(":")
+    assert name in result["msg"], (operation, result["msg"])
+    assert "AccessDenied" in text or "UnauthorizedOperation" in text, (operation, result["msg"])
+    written = result.get("written")
+    assert isinstance(written, list), (operation, sorted(result))
+    snapshot_before, store_before = before
+    snapshot_after, store_after = after
+    store_writes = sorted(set(store_after) - set(store_before))
+    if not written:
+        assert snapshot_after == snapshot_before, (operation, world.emulator.snapshot_diff(snapshot_before, snapshot_after))
+        assert store_writes == [], (operation, store_writes)
+    else:
+        assert snapshot_after != snapshot_before or store_writes, (operation, written)
+
+
+class Scenario:
+    """One module run from a start state: ``prepare(world, kplay)`` makes the start, ``tasks()`` the run."""
+
+    def __init__(self, name, prepare, task, check=False):
+        self.name, self.prepare, self.task, self.check = name, prepare, task, check
+
+
+def fresh(world, kplay):
+    """Nothing but the kops world (parent zone, delegated subdomain, versioned bucket)."""
+
+
+def created(world, kplay):
+    result = kplay([{"name": "c", "kopsible.kops.kops_cluster": world.cluster_options()}]).result("c")
+    assert not result.get("failed"), result.get("msg")
+
+
+def applied(world, kplay):
+    result = kplay([{"name": "c", "kopsible.kops.kops_cluster": world.cluster_options(apply=True)}]).result("c")
+    assert not result.get("failed"), result.get("msg")
+
+
+SCENARIOS = [
+    Scenario("route53_subdomain present", fresh,
+             lambda w: module_task("route53_subdomain", name="team." + SUBDOMAIN, parent_zone=SUBDOMAIN)),
+    Scenario("route53_subdomain absent", fresh,
+             lambda w: module_task("route53_subdomain", name=SUBDOMAIN, parent_zone="example.org", state="absent")),
+    Scenario("kops_cluster create", fresh, lambda w: module_task("kops_cluster", **w.cluster_options())),
+    Scenario("kops_instancegroup edit", created,
+             lambda w: module_task("kops_instancegroup", cluster=CLUSTER, name=NODES, min_size=2, max_size=2)),
+    Scenario("kops_cluster delete", created,
+             lambda w: module_task("kops_cluster", name=CLUSTER, state="absent")),
+    Scenario("rolling_update preview", applied,
+             lambda w: module_task("rolling_update", cluster=CLUSTER, cloudonly=True), check=True),
+]
+
+
+def reset_world(world):
+    """Empty the emulator and make the kops world again (as the kops_world fixture does)."""
+    world.emulator.reset()
+    world.__init__(world.emulator, world.dns, world.ssh_public_key)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
+def test_every_aws_call_refused_in_turn(kops_world, scenario):
+    world = kops_world
+
+    def play(tasks, emulator=None, **kwargs):
+        return run_playbook(tasks, emulator=emulator or world.emulator, kops=world.kops, **kwargs)
+
+    scenario.prepare(world, play)
+    with faulty(world.emulator) as counted:
+        baseline = play([scenario.task(world)], emulator=counted, check=scenario.check)
+        operations = botocore_operations(counted.proxy.stats())
+    assert not baseline.result("step").get("failed"), baseline.result("step").get("msg")
+    assert operations, "the module made no AWS call of its own"
+    print("%s: %d operations: %s" % (scenario.name, len(operations), ", ".join(operations)))
+    problems = []
+    if not scenario.check:  # the counted run did the work: start again from the scenario's start
+        reset_world(world)
+        scenario.prepare(world, play)
+    start = snapshot_and_store(world)
+    for operation in operations:
+        before = snapshot_and_store(world)
+        if before != start:  # the last denied run left writes (reported): make the start again
+            reset_world(world)
+            scenario.prepare(world, play)
+            before = start = snapshot_and_store(world)
+        with faulty(world.emulator, rate=1.0, mix={"denied": 1}, operations=[operation], clients=["botocore"]) as denied:
+            run = play([scenario.task(world)], emulator=denied, check=scenario.check)
+            faults = denied.proxy.stats()["operations"].get(operation, {}).get("faults", 0)
+        after = snapshot_and_store(world)
+        print("  %s denied %d times: %s" % (operation, faults, (run.result("step").get("msg") or "")[:200]))
+        if not faults:
+            continue  # the operation was only called on a path this run did not take (e.g. after a retry)
+        try:
+            assert_clean_failure(run, operation, before, after, world)
+        except AssertionError as exc:
+            problems.append("%s: %s" % (operation, str(exc)[:1500]))
+    assert problems == [], "\n".join(problems)
