@@ -57,14 +57,25 @@ def holders(address, port, proto="udp"):
         return found
     targets = {"socket:[%s]" % inode for inode in inodes}
     for pid in sorted((p for p in os.listdir("/proc") if p.isdigit()), key=int):
-        fd_dir = "/proc/%s/fd" % pid
-        try:
-            links = {os.readlink(os.path.join(fd_dir, fd)) for fd in os.listdir(fd_dir)}
-        except OSError:
-            continue
-        if links & targets:
+        if _links("/proc/%s/fd" % pid) & targets:
             found.append(_describe(pid))
     return found
+
+
+def _links(fd_dir):
+    """What the descriptors in ``fd_dir`` point at (set of str); a descriptor closed meanwhile (the listing's own,
+    for this process) or a process gone or not readable is left out."""
+    links = set()
+    try:
+        fds = os.listdir(fd_dir)
+    except OSError:
+        return links
+    for fd in fds:
+        try:
+            links.add(os.readlink(os.path.join(fd_dir, fd)))
+        except OSError:
+            pass
+    return links
 
 
 def _describe(pid):
