@@ -70,8 +70,15 @@ def test_tarball_ships_the_collection_without_the_development_tree(installed):
     assert manifest["collection_info"]["issues"] == "https://github.com/kopsible/kopsible/issues"
     assert manifest["collection_info"]["repository"] == "https://github.com/kopsible/kopsible"
 
+    # The install is the tarball's content, with the MANIFEST that ansible-galaxy reads back.
+    install_dir = os.path.join(collections, "ansible_collections", "kopsible", "kops")
+    assert os.path.isfile(os.path.join(install_dir, "plugins", "modules", "route53_subdomain.py"))
+    assert not os.path.islink(install_dir)
+    listed = galaxy("collection", "list", "kopsible.kops", "--format", "json", env=installed[2]).stdout
+    assert json.loads(listed) == {os.path.join(collections, "ansible_collections"): {"kopsible.kops": {"version": "0.1.0"}}}
 
-def test_shipped_docs_link_only_to_shipped_files(installed, tmp_path):
+
+def test_shipped_docs_link_only_to_shipped_files(installed):
     """Every relative link of a Markdown file in the tarball ([text](path)) names a file that is in the tarball too."""
     import re
 
@@ -88,12 +95,6 @@ def test_shipped_docs_link_only_to_shipped_files(installed, tmp_path):
                 if path not in names:
                     broken.append((name, target))
     assert broken == []
-    # The install is the tarball's content, with the MANIFEST that ansible-galaxy reads back.
-    install_dir = os.path.join(collections, "ansible_collections", "kopsible", "kops")
-    assert os.path.isfile(os.path.join(install_dir, "plugins", "modules", "route53_subdomain.py"))
-    assert not os.path.islink(install_dir)
-    listed = galaxy("collection", "list", "kopsible.kops", "--format", "json", env=installed[2]).stdout
-    assert json.loads(listed) == {os.path.join(collections, "ansible_collections"): {"kopsible.kops": {"version": "0.1.0"}}}
 
 
 def test_ansible_doc_reads_the_installed_copy(installed):

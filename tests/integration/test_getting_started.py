@@ -175,7 +175,8 @@ def test_the_getting_started_playbook_in_the_sandbox(sandbox):
     created = built.result("Create the cluster and apply it (kops create cluster, update cluster --yes, validate cluster)")
     assert created["validation"]["ok"] is True
     groups = {g["AutoScalingGroupName"]: g for g in asg.describe_auto_scaling_groups()["AutoScalingGroups"]}
-    assert sorted(groups) == sorted("%s.%s" % (g, CLUSTER) for g in ("control-plane-us-east-1a", "nodes-us-east-1a", "spot-workers"))
+    assert sorted(groups) == sorted(["control-plane-us-east-1a.masters." + CLUSTER, "nodes-us-east-1a." + CLUSTER,
+                                     "spot-workers." + CLUSTER])
     workers = groups["nodes-us-east-1a." + CLUSTER]
     assert (workers["MinSize"], workers["MaxSize"], workers["DesiredCapacity"]) == (2, 2, 2)
     spot = groups["spot-workers." + CLUSTER]
