@@ -225,7 +225,7 @@ def usage(args, info, env_file, vars_file):
         "  logs: %s" % rel(args.dir),
         "",
         "Shell tools (aws, boto3, kops through $KOPSIBLE_WRAPPER):  source %s" % rel(env_file),
-        "Playbooks:  ansible-playbook -e @%s docs/getting-started/cluster.yml" % rel(vars_file),
+        "Playbooks:  ansible-playbook -i localhost, -e @%s examples/getting-started/cluster.yml  (docs/getting-started.md)" % rel(vars_file),
         "  (in your plays: module_defaults: {group/kopsible.kops.kops: \"{{ kopsible_defaults | default({}) }}\", "
         "group/aws: \"{{ aws_defaults | default({}) }}\"})",
         "Stop:  make sandbox-stop   (the emulator keeps its state in memory only)",
