@@ -10,7 +10,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.cache/collections
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/.cache/bin:$(PATH)
 
-.PHONY: all setup venv collection kops kube sysdeps demo test test-unit test-integration bench lint clean
+.PHONY: all setup venv collection kops kube sysdeps demo sandbox sandbox-stop test test-unit test-integration bench lint clean
 
 all: test
 
@@ -39,8 +39,23 @@ sysdeps:
 
 setup: venv collection kops kube sysdeps
 
+# DEMO_DNS: the loopback address of the emulator's DNS face (port 53); the demo refuses an occupied one.
+DEMO_DNS ?= 127.0.0.1
+
 demo: setup
-	$(PY) scripts/demo.py
+	$(PY) scripts/demo.py --dns-address $(DEMO_DNS)
+
+# The local world in the background for one's own playbooks (docs/getting-started.md): writes sandbox.env and
+# sandbox-vars.yml, logs under .cache/sandbox/. Refuses an occupied DNS address or port, naming the holder.
+SANDBOX_PARENT_ZONE ?= example.org
+SANDBOX_DNS ?= 127.0.0.1
+SANDBOX_PORT ?= 5000
+
+sandbox: setup
+	$(PY) scripts/sandbox.py start --parent-zone $(SANDBOX_PARENT_ZONE) --dns-address $(SANDBOX_DNS) --port $(SANDBOX_PORT)
+
+sandbox-stop:
+	$(PY) scripts/sandbox.py stop
 
 # Tests run on TEST_WORKERS pytest-xdist workers, a test file per worker at a time (each worker has its
 # own emulator and its own DNS address on port 53: tests/conftest.py).

@@ -15,9 +15,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
-from harness.emulator import Emulator  # noqa: E402
-from harness.kops_env import KopsDNS, lifecycle_overrides  # noqa: E402
-from harness.kube_world import KubeWorldProcess, prefix_for  # noqa: E402
+from harness.kops_env import lifecycle_overrides  # noqa: E402
+from harness.local_world import LocalWorld  # noqa: E402
+from harness.ports import AddressTaken  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
 
 PARENT = "example.org"
@@ -41,29 +41,43 @@ def task(run, suffix):
     return {}
 
 
-def main():
+def main(argv=None):
+    import argparse
+
     import yaml
 
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dns-address", default=os.environ.get("DEMO_DNS", "127.0.0.1"),
+                        help="loopback address of the emulator's DNS face, port 53 (default 127.0.0.1; env DEMO_DNS)")
+    args = parser.parse_args(argv)
     kubeconfig = os.path.join(ROOT, ".cache", "demo", "kubeconfig")
     if os.path.exists(kubeconfig):
         os.unlink(kubeconfig)
-    with Emulator() as emu:
-        world = KubeWorldProcess(emu, prefix_for("127.0.0.1"))
-        with KopsDNS(emu, names=world.names) as dns, world:
-            print("emulator: %s (moto server, patched where kops needs AWS behaviour: docs/emulator.md)" % emu.url)
-            print("DNS: 127.0.0.1:53 answers from the emulator's Route53 (kops resolves its zone's NS records)")
-            print("Kubernetes: each applied cluster gets a real control plane on %s.N:443 (etcd, kube-apiserver, "
-                  "kube-controller-manager, kube-scheduler v1.35.4) and a node agent for its instances; logs in %s"
-                  % (world.prefix, os.path.relpath(world.state_dir, ROOT)))
-            run, example, elapsed = lifecycle(emu, dns, world, kubeconfig, yaml)
+    local = LocalWorld(args.dns_address, hint="Stop it (a `make sandbox` is stopped with `make sandbox-stop`), or "
+                                              "run the demo on another loopback address: make demo DEMO_DNS=127.0.0.2")
+    try:
+        local.start()
+    except AddressTaken as exc:
+        raise SystemExit("demo: refused: %s" % exc)
+    try:
+        print("emulator: %s (moto server, patched where kops needs AWS behaviour: docs/emulator.md)" % local.emulator.url)
+        print("DNS: %s:53 answers from the emulator's Route53 (kops resolves its zone's NS records)" % local.dns.address)
+        print("Kubernetes: each applied cluster gets a real control plane on %s.N:443 (etcd, kube-apiserver, "
+              "kube-controller-manager, kube-scheduler v1.35.4) and a node agent for its instances; logs in %s"
+              % (local.world.prefix, os.path.relpath(local.world.state_dir, ROOT)))
+        run, example, elapsed = lifecycle(local, kubeconfig, yaml)
+    finally:
+        local.stop()
     print("\ndemo: done in %.0fs (emulator and control planes stopped)" % elapsed)
 
 
-def lifecycle(emu, dns, world, kubeconfig, yaml):
-    """Create the parent zone and run playbooks/lifecycle.yml; returns (run, example vars, seconds)."""
+def lifecycle(local, kubeconfig, yaml):
+    """Create the parent zone and run playbooks/lifecycle.yml in ``local`` (a started LocalWorld); returns
+    (run, example vars, seconds)."""
+    emu, dns, world = local.emulator, local.dns, local.world
     with open(VARS_FILE) as handle:
         example = yaml.safe_load(handle)
-    emu.client("route53").create_hosted_zone(Name=PARENT + ".", CallerReference="demo-parent")
+    local.create_parent_zone(PARENT)
     print("parent zone %s created (the zone a user already has)\n" % PARENT)
 
     extra = lifecycle_overrides(dns, ssh_key(), kubeconfig=kubeconfig)

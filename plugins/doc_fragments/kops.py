@@ -54,6 +54,45 @@ notes:
     (C(S3_ENDPOINT)), which is how the collection runs against a local AWS emulator.
 """
 
+    # Modules of the action group that run no kops (route53_subdomain): the group's shared options are accepted, so
+    # that module_defaults for group/kopsible.kops.kops can carry them once; the kops-only ones do nothing here.
+    GROUP = r"""
+options:
+  allowed_account_ids:
+    description:
+      - Refuse to run unless the AWS credentials belong to one of these 12-digit account ids (checked with
+        STS GetCallerIdentity before anything is written, also in check mode), as the kops modules do.
+    type: list
+    elements: str
+  state_store:
+    description:
+      - Ignored (this module runs no kops). Accepted so that C(module_defaults) for C(group/kopsible.kops.kops)
+        can set the kops modules' state store once for every module of the collection.
+    type: str
+  kops_binary:
+    description: Ignored (this module runs no kops); accepted for C(module_defaults) of C(group/kopsible.kops.kops).
+    type: str
+    default: kops
+  kops_env:
+    description: Ignored (this module runs no kops); accepted for C(module_defaults) of C(group/kopsible.kops.kops).
+    type: dict
+    default: {}
+  kops_timeout:
+    description: Ignored (this module runs no kops); accepted for C(module_defaults) of C(group/kopsible.kops.kops).
+    type: int
+    default: 1800
+  lock_timeout:
+    description:
+      - Ignored (this module takes no state-store lock); accepted for C(module_defaults) of C(group/kopsible.kops.kops).
+    type: int
+    default: 600
+  break_lock:
+    description:
+      - Ignored (this module takes no state-store lock); accepted for C(module_defaults) of C(group/kopsible.kops.kops).
+    type: bool
+    default: false
+"""
+
     # Modules that plan and apply (kops_cluster, kops_instancegroup): ClusterOps.plan_and_apply.
     APPLY = r"""
 options:

@@ -112,6 +112,7 @@ options:
     type: int
     default: 53
 extends_documentation_fragment:
+  - kopsible.kops.kops.group
   - amazon.aws.common.modules
   - amazon.aws.region.modules
   - amazon.aws.boto3
@@ -121,7 +122,9 @@ notes:
   - Route53 calls are retried with jittered exponential backoff (10 attempts) on throttling, 5xx errors
     and C(PriorRequestNotComplete); connection errors are retried by botocore (C(AWS_MAX_ATTEMPTS),
     C(AWS_RETRY_MODE)).
-  - Part of the C(kopsible.kops.kops) action group, so C(module_defaults) for the group apply.
+  - Part of the C(kopsible.kops.kops) action group, so C(module_defaults) for the group apply. It accepts the kops
+    modules' shared options (O(state_store), O(kops_binary), O(kops_env)...) and ignores them, so that one
+    C(module_defaults) block for C(group/kopsible.kops.kops) can carry them; O(allowed_account_ids) is honoured.
 """
 
 EXAMPLES = r"""
@@ -211,6 +214,7 @@ from ansible_collections.kopsible.kops.plugins.module_utils import dns_check, ko
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule
 from ansible_collections.kopsible.kops.plugins.module_utils import route53
 from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import DNSNameError, normalize_dns_name
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import check_account, kops_argument_spec
 
 try:
     import botocore
@@ -222,7 +226,10 @@ _VPC_ID_RE = re.compile(r"vpc-([0-9a-f]{8}|[0-9a-f]{17})")
 
 
 def argument_spec():
+    """The module's options and the action group's shared kops options (kops_common.kops_argument_spec: accepted
+    for module_defaults; only ``allowed_account_ids`` is used here)."""
     return dict(
+        kops_argument_spec(),
         name=dict(type="str", required=True),
         state=dict(type="str", default="present", choices=["present", "absent"]),
         parent_zone=dict(type="str"),
@@ -493,6 +500,10 @@ def main():
         module.fail_json(msg="verify_dns: the dnspython library is required on the controller (pip install dnspython)")
     params = check_params(module)
     client = module.client("route53", retry_decorator=route53.retry_decorator())
+    try:
+        check_account(module, params["allowed_account_ids"])  # before anything is read or written, as the kops modules
+    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
+        module.fail_json_aws(exc, msg="allowed_account_ids: STS GetCallerIdentity failed; nothing was changed")
     try:
         if params["state"] == "present":
             result = ensure_present(module, client, params)

@@ -63,12 +63,38 @@ def test_tarball_ships_the_collection_without_the_development_tree(installed):
     for left_out in ("tests", "tools", "bench", "scripts", ".venv", ".cache", "out", "Makefile", "requirements.txt"):
         assert left_out not in top, left_out
     assert not [name for name in names if "__pycache__" in name or name.endswith(".pyc")]
+    # the sandbox is development tooling (scripts/sandbox.py, tools/harness/), and so are the files it writes
+    for left_out in ("sandbox.env", "sandbox-vars.yml"):
+        assert left_out not in names, left_out
+    assert "docs/getting-started.md" in names and "examples/getting-started/cluster.yml" in names
+    assert manifest["collection_info"]["issues"] == "https://github.com/kopsible/kopsible/issues"
+    assert manifest["collection_info"]["repository"] == "https://github.com/kopsible/kopsible"
+
     # The install is the tarball's content, with the MANIFEST that ansible-galaxy reads back.
     install_dir = os.path.join(collections, "ansible_collections", "kopsible", "kops")
     assert os.path.isfile(os.path.join(install_dir, "plugins", "modules", "route53_subdomain.py"))
     assert not os.path.islink(install_dir)
     listed = galaxy("collection", "list", "kopsible.kops", "--format", "json", env=installed[2]).stdout
     assert json.loads(listed) == {os.path.join(collections, "ansible_collections"): {"kopsible.kops": {"version": "0.1.0"}}}
+
+
+def test_shipped_docs_link_only_to_shipped_files(installed):
+    """Every relative link of a Markdown file in the tarball ([text](path)) names a file that is in the tarball too."""
+    import re
+
+    tarball = installed[0]
+    with tarfile.open(tarball) as tar:
+        names = set(tar.getnames())
+        broken = []
+        for name in sorted(n for n in names if n.endswith(".md")):
+            text = tar.extractfile(name).read().decode()
+            for target in re.findall(r"\]\(([^)\s]+)\)", text):
+                if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                    continue
+                path = os.path.normpath(os.path.join(os.path.dirname(name), target.split("#")[0]))
+                if path not in names:
+                    broken.append((name, target))
+    assert broken == []
 
 
 def test_ansible_doc_reads_the_installed_copy(installed):

@@ -280,3 +280,41 @@ def test_wait_polls_until_changes_are_insync(pending_route53, play):
     again = play([task(parent_zone="example.org", wait=False)]).result("sub")
     assert not again.get("failed"), again.get("msg")
     assert [r53.get_change(Id=c)["ChangeInfo"]["Status"] for c in again["changes"]] == ["PENDING", "PENDING"]
+
+
+def group_play(tmp_path, emulator, allowed):
+    """A playbook whose one module_defaults block for group/kopsible.kops.kops carries the AWS options and every
+    shared kops option (as sandbox-vars.yml's ``kopsible_defaults`` does), then delegates CHILD."""
+    import yaml
+
+    defaults = {"endpoint_url": emulator.url, "region": "us-east-1", "access_key": emulator.aws_env()["AWS_ACCESS_KEY_ID"],
+                "secret_key": emulator.aws_env()["AWS_SECRET_ACCESS_KEY"], "state_store": "s3://kopsible-state",
+                "kops_binary": "/nonexistent/kops", "kops_env": {"KOPS_FEATURE_FLAGS": "-ImageDigest"}, "kops_timeout": 60,
+                "lock_timeout": 5, "break_lock": False, "allowed_account_ids": [allowed]}
+    play = [{"hosts": "localhost", "gather_facts": False, "module_defaults": {"group/kopsible.kops.kops": defaults},
+             "tasks": [dict(task(parent_zone="example.org"), ignore_errors=False)]}]
+    path = tmp_path / "group.yml"
+    path.write_text(yaml.safe_dump(play))
+    return str(path)
+
+
+def test_module_defaults_group_carries_the_kops_options(emulator, tmp_path):
+    """route53_subdomain accepts the kops modules' shared options from the group's module_defaults (ignored: it runs
+    no kops, the kops binary named does not exist) and honours allowed_account_ids before writing anything."""
+    from harness.playbook import run_playbook
+
+    make_zone(emulator, "example.org")
+    account = emulator.client("sts").get_caller_identity()["Account"]
+    refused = run_playbook(playbook=group_play(tmp_path, emulator, "111111111111"), emulator=emulator)
+    assert refused.rc != 0
+    message = refused.result("sub")["msg"]
+    assert message == ("allowed_account_ids: the credentials belong to account %s, which is not one of 111111111111; "
+                       "nothing was changed" % account)
+    assert zones_named(emulator, CHILD) == []
+
+    run = run_playbook(playbook=group_play(tmp_path, emulator, account), emulator=emulator)
+    assert run.rc == 0, run.stdout[-2000:]
+    result = run.result("sub")
+    assert result["changed"] is True and not result.get("warnings")
+    zone = zones_named(emulator, CHILD)
+    assert len(zone) == 1 and result["zone_id"] == zone[0]["Id"].split("/")[-1]

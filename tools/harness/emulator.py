@@ -16,14 +16,15 @@ REGION = "us-east-1"
 
 
 class Emulator:
-    """A moto server on a free loopback port.
+    """A moto server on loopback port ``port`` (a free one by default).
 
     ``url`` is ``http://127.0.0.1:PORT``. :meth:`reset` empties every backend
     (``POST /moto-api/reset``); :meth:`state` returns ``GET /moto-api/data.json`` as bytes.
     """
 
-    def __init__(self, log_path=None):
+    def __init__(self, log_path=None, port=0):
         self.log_path = log_path or os.path.join(tempfile.gettempdir(), "kopsible-emulator.log")
+        self.port = port  # 0: a free port chosen by the system
         self.proc = None
         self.url = None
 
@@ -34,7 +35,7 @@ class Emulator:
         os.unlink(port_file)
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, os.path.join(ROOT, "tools", "emulator.py"), "--port", "0", "--port-file", port_file],
+            [sys.executable, os.path.join(ROOT, "tools", "emulator.py"), "--port", str(self.port), "--port-file", port_file],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         deadline = time.monotonic() + timeout

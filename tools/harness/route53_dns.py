@@ -15,6 +15,8 @@ import dns.rcode
 import dns.rdatatype
 import dns.rrset
 
+from . import ports
+
 
 def _norm(name):
     return name.rstrip(".").lower().replace("\\052", "*")
@@ -127,9 +129,15 @@ class Route53DNS:
         self.server = None
 
     def start(self):
-        """Bind UDP ``address``:``port`` and serve in a daemon thread; returns self."""
-        socketserver.ThreadingUDPServer.allow_reuse_address = True
-        self.server = socketserver.ThreadingUDPServer((self.address, self.port), _Handler)
+        """Bind UDP ``address``:``port`` and serve in a daemon thread; returns self.
+
+        The socket is bound without SO_REUSEADDR: another DNS server on the same address and port makes this
+        fail (raises :class:`ports.AddressTaken` naming it) instead of sharing the port, where each query would
+        reach one server or the other and the other's answers (REFUSED for the emulator's zones) would win."""
+        try:
+            self.server = socketserver.ThreadingUDPServer((self.address, self.port), _Handler)
+        except OSError as exc:
+            raise ports.AddressTaken(ports.taken_message(self.address, self.port, "udp", exc))
         self.server.daemon_threads = True
         self.server.view = Route53View(lambda: self.emulator.client("route53"), self.names)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
