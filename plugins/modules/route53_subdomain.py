@@ -210,11 +210,9 @@ import ipaddress
 import re
 import uuid
 
-from ansible_collections.kopsible.kops.plugins.module_utils import dns_check, kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule
-from ansible_collections.kopsible.kops.plugins.module_utils import route53
+from ansible_collections.kopsible.kops.plugins.module_utils import dns_check, kops_rules, route53
 from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import DNSNameError, normalize_dns_name
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import check_account, kops_argument_spec
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, check_account, kops_argument_spec
 
 try:
     import botocore
