@@ -37,6 +37,31 @@ class KopsModule(AnsibleAWSModule):
         super(KopsModule, self).__init__(*args, **kwargs)
         self.written = []
         self.runner = None
+        self._cleanups = []
+
+    def on_exit(self, cleanup):
+        """Run ``cleanup()`` before the result is printed (exit_json and fail_json alike), last registered first.
+        It returns None, or a str saying what it could not undo (e.g. a lock it could not delete): the run
+        then fails with that in ``msg`` and in ``cleanup_failed``."""
+        self._cleanups.append(cleanup)
+
+    def _run_cleanups(self):
+        problems = []
+        while self._cleanups:
+            problem = self._cleanups.pop()()
+            if problem:
+                problems.append(problem)
+        return problems
+
+    def exit_json(self, **kwargs):
+        """AnsibleModule.exit_json after the :meth:`on_exit` clean-ups; a clean-up that failed fails the run
+        (its result kept, ``changed`` included)."""
+        problems = self._run_cleanups()
+        if problems:
+            kwargs["msg"] = "; ".join(problems)
+            kwargs["cleanup_failed"] = problems
+            self.fail_json(**kwargs)
+        super(KopsModule, self).exit_json(**kwargs)
 
     def wrote(self, what):
         """Record one write this run made (str, e.g. ``'hosted zone sub.example.org (Z123)'``), for the
@@ -52,6 +77,11 @@ class KopsModule(AnsibleAWSModule):
     def fail_json(self, *args, **kwargs):
         """AnsibleModule.fail_json with the failure shape of every kopsible module: ``written`` (list of str:
         what the run wrote before it failed, empty when nothing) and, when kops ran, ``kops_invocations``."""
+        problems = self._run_cleanups()
+        if problems:
+            kwargs["msg"] = "%s; %s" % (kwargs.get("msg") or (args[0] if args else "failed"), "; ".join(problems))
+            kwargs["cleanup_failed"] = kwargs.get("cleanup_failed", []) + problems
+            args = ()
         kwargs.setdefault("written", self.writes())
         if self.runner is not None:
             kwargs.setdefault("kops_invocations", self.runner.calls)
@@ -231,6 +261,7 @@ class StoreGuard(object):
             self.lock.acquire(module.params.get("lock_timeout", 600))
             if hasattr(module, "wrote"):
                 module.wrote("lock %s (deleted again when the run ends)" % self.lock.url)
+                module.on_exit(self._release)
         except store.LockError as exc:
             module.fail_json(msg=exc.message, lock_holder=exc.holder, state_store_safety=self.facts())
         if self.fingerprint is not None and store.spec_fingerprint(self.s3, self.state_store, self.cluster) != self.fingerprint:
@@ -239,8 +270,21 @@ class StoreGuard(object):
                                  "wrote it); this run wrote nothing. Re-run to converge from the new spec" % (
                                      self.cluster, self.state_store, self.lock.waited), state_store_safety=self.facts())
 
+    def _release(self):
+        """Delete the lock (KopsModule.on_exit); returns None, or what went wrong and how to recover (str)."""
+        from ansible_collections.kopsible.kops.plugins.module_utils import kops_state_store as store
+
+        if self.lock is None:
+            return None
+        try:
+            self.lock.release()
+        except store.ClientError as exc:
+            return ("the run could not delete its lock %s (%s); the next run on cluster %s waits lock_timeout for it: "
+                    "delete the object, or re-run with break_lock: true" % (self.lock.url, exc, self.cluster))
+        return None
+
     def __exit__(self, *exc):
-        if self.lock is not None:
+        if self.lock is not None and self.lock.held:
             self.lock.release()
         return False
 
