@@ -283,9 +283,11 @@ class StoreGuard(object):
                     "delete the object, or re-run with break_lock: true" % (self.lock.url, exc, self.cluster))
         return None
 
-    def __exit__(self, *exc):
-        if self.lock is not None and self.lock.held:
-            self.lock.release()
+    def __exit__(self, exc_type, exc, tb):
+        # Normally the lock is deleted by the module's exit_json/fail_json (on_exit, registered by take_lock), so
+        # that a failed deletion is reported in the result; here only when an exception is on its way out.
+        if exc_type is not None and self.lock is not None and self.lock.held:
+            self._release()
         return False
 
     def versions_reader(self):
