@@ -137,15 +137,23 @@ def normalize_version(version):
     return version[1:] if version and version.startswith("v") else version
 
 
-def cluster_overrides(params):
-    """``{path tuple: value}`` for each convergeable cluster option that was given (not None)."""
+def cluster_overrides(params, current=None):
+    """``{path tuple: value}`` for each convergeable cluster option that was given (not None).
+
+    ``current`` (the stored Cluster dict, or None): ``kubernetes_version`` equal to the stored one up to the
+    leading ``v`` (kops keeps the spelling it was given, ``v1.32.0`` or ``1.32.0``; pkg/apis/kops/util/versions.go
+    ParseKubernetesVersion reads both as one version) keeps the stored spelling, so that the same version is
+    never a change; a different version is written without the ``v``.
+    """
     overrides = {}
     for option, path in CLUSTER_FIELDS.items():
         value = params.get(option)
         if value is None:
             continue
         if option == "kubernetes_version":
-            value = normalize_version(value)
+            stored = get_path(current, path)
+            same = isinstance(stored, str) and normalize_version(stored) == normalize_version(value)
+            value = stored if same else normalize_version(value)
         if option == "cloud_labels":
             value = labels_as_text(value)
         overrides[path] = value
@@ -202,12 +210,41 @@ def create_cluster_args(name, params, ssh_key_path=None):
             args += [flag, str(value)]
     if params.get("bastion"):
         args.append("--bastion")
-    labels = sorted((k, v) for k, v in (params.get("cloud_labels") or {}).items() if v is not None)
-    if labels:  # a None value removes a label (merge rule); on a new cluster there is nothing to remove
-        args += ["--cloud-labels", ",".join("%s=%s" % (k, v) for k, v in labels)]
+    flag, dummy = cloud_labels_flag(params.get("cloud_labels"))
+    if flag:
+        args += ["--cloud-labels", flag]
     if ssh_key_path:
         args += ["--ssh-public-key", ssh_key_path]
     return args
+
+
+def _csv_field(text):
+    """One field as Go's encoding/csv reads it with ``Comma='='``, ``LazyQuotes=false``, ``TrimLeadingSpace=true``:
+    quoted (``"`` doubled inside) when it holds ``=`` or ``"`` or starts with white space, else as it is."""
+    if "=" in text or '"' in text or text[:1].isspace():
+        return '"%s"' % text.replace('"', '""')
+    return text
+
+
+def cloud_labels_flag(labels):
+    """The ``--cloud-labels`` value for ``labels`` (dict; a ``None`` value is a removal, nothing to pass at creation),
+    and the labels the flag cannot carry.
+
+    kops parses the flag in cmd/kops/create_cluster.go parseCloudLabels: every ``,`` becomes a record break, then
+    each record is read as CSV with ``=`` as the separator (``TrimLeadingSpace``, no lazy quotes). So a key or value
+    holding ``=`` or ``"`` (or starting with white space) must be quoted (``dn="cn=John Doe: dc=example dc=com"``, as
+    kops' golden case ``private`` writes it), and one holding ``,`` or a line break cannot be written in the flag at
+    all ("Nested commas are not supported"): those are returned to be written into the spec right after creation.
+
+    :returns: ``(flag text or "", {key: value} not expressible in the flag)``, keys sorted in the text.
+    """
+    flag, rest = [], {}
+    for key, value in sorted((str(k), str(v)) for k, v in (labels or {}).items() if v is not None):
+        if any(c in key + value for c in ",\r\n"):
+            rest[key] = value
+        else:
+            flag.append("%s=%s" % (_csv_field(key), _csv_field(value)))
+    return ",".join(flag), rest
 
 
 UPGRADE_PATHS = {("Cluster", "KubernetesVersion"): ("spec", "kubernetesVersion"),

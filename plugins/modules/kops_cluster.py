@@ -485,14 +485,16 @@ def create(module, ops, name, params, result):
         if module.check_mode:
             documents = ops.create_dry_run(args)
             cluster = [d for d in documents if d.get("kind") == "Cluster"][0]
-            desired = kops_spec.desired_object(cluster, kops_spec.cluster_overrides(params), params["spec"])
+            desired = kops_spec.desired_object(cluster, kops_spec.cluster_overrides(params, cluster), params["spec"])
             result["spec"] = desired.get("spec", {})
             result["instance_groups"] = [ops.ig_summary(d) for d in documents if d.get("kind") == "InstanceGroup"]
         else:
             result["plan"] = ops.create(args)
-            if params["spec"]:
+            dummy, labels = kops_spec.cloud_labels_flag(params["cloud_labels"])  # those --cloud-labels cannot carry
+            if params["spec"] or labels:
                 stored = ops.get_cluster(name)
-                ops.replace(kops_spec.desired_object(stored, None, params["spec"]))
+                ops.replace(kops_spec.desired_object(stored, {("spec", "cloudLabels"): labels} if labels else None,
+                                                     params["spec"]))
                 result["plan"] = None
             # result["instance_groups"]: read once with the stored spec after the apply (ensure_present)
     finally:
@@ -543,7 +545,7 @@ def converge(module, ops, name, current, params, result, base=None):
                     "(use spec, or kops_instancegroup for instance groups)" % (
                         ", ".join(d.split(" ")[0] for d in result["create_only_differences"]), name,
                         "; ".join(result["create_only_differences"])))
-    desired = kops_spec.desired_object(base, kops_spec.cluster_overrides(params), params["spec"])
+    desired = kops_spec.desired_object(base, kops_spec.cluster_overrides(params, base), params["spec"])
     before = kops_spec.strip_server_fields(current)
     result["changes"] = kops_spec.diff_paths(before, desired)
     if any(c["path"].startswith("spec.cloudLabels") for c in result["changes"]):
