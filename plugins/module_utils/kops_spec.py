@@ -192,24 +192,37 @@ def create_cluster_args(name, params, ssh_key_path=None):
     """
     args = ["create", "cluster", "--name", name, "--cloud", params.get("cloud") or "aws"]
     joined = (("zones", "--zones"), ("control_plane_zones", "--control-plane-zones"),
-              ("admin_access", "--admin-access"), ("ssh_access", "--ssh-access"), ("network_cidr", "--network-cidr"),
-              ("subnets", "--subnets"), ("utility_subnets", "--utility-subnets"))
+              ("admin_access", "--admin-access"), ("ssh_access", "--ssh-access"),
+              ("subnets", "--subnets"), ("utility_subnets", "--utility-subnets"),
+              ("node_security_groups", "--node-security-groups"),
+              ("control_plane_security_groups", "--control-plane-security-groups"),
+              ("kubernetes_feature_gates", "--kubernetes-feature-gates"))
     for option, flag in joined:
         value = params.get(option)
         if value:
             args += [flag, ",".join(value if isinstance(value, list) else [value])]
+    cidrs = ([params["network_cidr"]] if params.get("network_cidr") else []) + list(params.get("additional_network_cidrs") or [])
+    if cidrs:  # kops: the first is the network CIDR, the others additional ones (new_cluster.go:840-858)
+        args += ["--network-cidr", ",".join(cidrs)]
     plain = (("control_plane_count", "--control-plane-count"), ("node_count", "--node-count"),
              ("node_size", "--node-size"), ("control_plane_size", "--control-plane-size"),
              ("kubernetes_version", "--kubernetes-version"), ("networking", "--networking"),
              ("topology", "--topology"), ("dns", "--dns"), ("dns_zone", "--dns-zone"), ("image", "--image"),
              ("control_plane_image", "--control-plane-image"), ("node_image", "--node-image"),
-             ("vpc", "--vpc"), ("api_loadbalancer_type", "--api-loadbalancer-type"), ("channel", "--channel"))
+             ("vpc", "--vpc"), ("api_loadbalancer_type", "--api-loadbalancer-type"), ("channel", "--channel"),
+             ("discovery_store", "--discovery-store"), ("instance_manager", "--instance-manager"),
+             ("api_server_count", "--api-server-count"))
     for option, flag in plain:
         value = params.get(option)
         if value is not None and value != "":
             args += [flag, str(value)]
-    if params.get("bastion"):
-        args.append("--bastion")
+    for option, flag in (("bastion", "--bastion"), ("ipv6", "--ipv6")):
+        if params.get(option):
+            args.append(flag)
+    if params.get("encrypt_etcd_storage") is not None:  # kops: encrypted on AWS unless the flag says otherwise
+        args.append("--encrypt-etcd-storage=%s" % str(bool(params["encrypt_etcd_storage"])).lower())
+    for value in params.get("set") or []:  # one --set each; kops reads each as a CSV record (LazyQuotes)
+        args += ["--set", _set_field(value)]
     flag, dummy = cloud_labels_flag(params.get("cloud_labels"))
     if flag:
         args += ["--cloud-labels", flag]
@@ -224,6 +237,34 @@ def _csv_field(text):
     if "=" in text or '"' in text or text[:1].isspace():
         return '"%s"' % text.replace('"', '""')
     return text
+
+
+def _set_field(text):
+    """A ``--set`` value as kops reads it (cmd/kops/flags_stringslice_lazyquotes.go readAsCSV: one CSV record,
+    ``LazyQuotes``): quoted (``"`` doubled) when it holds ``,``, ``"`` or a line break, so that
+    ``cluster.spec.nodePortAccess=1.2.3.4/32,10.20.30.0/24`` stays one value."""
+    if any(c in text for c in ',"\r\n'):
+        return '"%s"' % text.replace('"', '""')
+    return text
+
+
+def after_create(cluster, params):
+    """The Cluster kops created, with what ``kops create cluster``'s flags cannot carry (a copy; None when nothing):
+    cloud labels holding ``,`` or a line break (:func:`cloud_labels_flag`), and ``egress`` on every subnet kops made
+    for a zone (kops' NewClusterOptions.Egress, which has no flag: upup/pkg/fi/cloudup/new_cluster.go:820-858 sets it
+    on each zone subnet, not on utility subnets)."""
+    dummy, labels = cloud_labels_flag(params.get("cloud_labels"))
+    if not labels and not params.get("egress"):
+        return None
+    cluster = strip_server_fields(cluster)
+    spec = cluster.setdefault("spec", {})
+    if labels:
+        spec["cloudLabels"] = dict(spec.get("cloudLabels") or {}, **labels)
+    subnets = spec.get("subnets") or get_path(spec, ("networking", "subnets")) or []
+    for subnet in subnets if params.get("egress") else []:
+        if subnet.get("type") != "Utility" and not subnet.get("egress"):
+            subnet["egress"] = params["egress"]
+    return cluster
 
 
 def cloud_labels_flag(labels):
