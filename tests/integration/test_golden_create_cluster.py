@@ -13,13 +13,18 @@ the emulator, with the mock region ``us-test-1`` as ``us-east-1``.
 
 Normalisation (:func:`normalise`), and nothing else:
 - ``metadata.creationTimestamp``: kops' test pins it (2017-01-01); ours is the run's time. Dropped on both sides.
+- ``metadata.generation``: kops' write counter; a run that writes the Cluster again right after creation (what the
+  flags cannot carry: ``egress``, cloud labels with commas) makes it 1. Dropped on both sides.
 - ``spec.configBase``: the test's ``memfs://tests/<cluster>``; ours the S3 state store. Dropped on both sides.
+- Other ``memfs://`` stores (``DiscoveryStore``): the in-memory store exists only in kops' Go tests ("memfs context
+  not initialized" in the binary); an S3 path of the emulator stands for it and is mapped back.
 - ``spec.channel``: the test points kops' channel base at the module's ``channels/`` directory
   (testutils.NewIntegrationTestHarness) so ``stable`` is that file; we pass the same file as
   ``channel: file://.../channels/stable``, which kops stores as given. Ours is compared as ``stable``.
 - Region and zones: the mock's ``us-test-1`` is the emulator's ``us-east-1`` (names in ours mapped back).
-- Ids of the resources made for the case (VPC, subnets): the mock's fixed ids (``vpc-12345678``, ``subnet-1``)
-  stand for the ids the emulator gave them.
+- Ids of the resources made for the case (VPC, subnets, security groups, NAT gateway and instance, images): the
+  mock's fixed ids (``vpc-12345678``, ``subnet-1``, ``sg-exampleid``, ``nat-09123456``, ``ami-image``...) stand for
+  the ids the emulator gave them (moto makes its own ids; AWS would too).
 - Default machine types, where a case gives no size: kops' MockAWSCloud.DefaultInstanceType answers fixed
   ``m3.medium`` (control plane), ``t2.medium`` (nodes), ``t2.micro`` (bastions)
   (upup/pkg/fi/cloudup/awsup/mock_aws_cloud.go); against AWS (and the emulator) kops asks which of its candidates
@@ -88,6 +93,11 @@ MOCK_VPC = ("the case's VPC vpc-12345678 is 10.0.0.0/12 (cmd/kops/create_cluster
             "which AWS refuses (a VPC CIDR block is /16 to /28); the emulator's VPC is 10.0.0.0/16 with the case's "
             "subnets in secondary blocks, so kops derives networkCIDR 10.0.0.0/16")
 XFAIL = {name: MOCK_VPC for name in ("shared_vpc", "shared_subnets", "shared_subnets_vpc_lookup", "private_shared_subnets")}
+XFAIL["complex-private"] = (
+    "kops cannot build the cluster it creates for a private topology with several network CIDRs: each extra CIDR gets "
+    "a utility subnet in a zone that has one, and pkg/model/awsmodel/context.go:76-79 LinkToUtilitySubnetInZone fails "
+    "'found multiple utility subnets in zone' (TODO: Support this). kops create cluster previews the cloud changes "
+    "after writing the spec (cmd/kops/create_cluster.go:846-868); the Go test skips that preview (Target \"\")")
 
 
 def zone(name):
@@ -111,8 +121,12 @@ def module_params(options, world):
               "channel": "file://" + os.path.join(KOPS_DIR, "channels", "stable")}
     simple = {"networking": "networking", "kubernetesversion": "kubernetes_version", "topology": "topology",
               "bastion": "bastion", "controlplanecount": "control_plane_count", "nodecount": "node_count",
-              "image": "image", "controlplaneimage": "control_plane_image", "nodeimage": "node_image",
               "sshaccess": "ssh_access"}
+    for field, option in (("image", "image"), ("controlplaneimage", "control_plane_image"), ("nodeimage", "node_image")):
+        if field in options:
+            params[option] = world.ids[options.pop(field)]
+    if "discoverystore" in options:
+        params["discovery_store"] = world.store(options.pop("discoverystore"))
     for field, option in simple.items():
         if field in options:
             params[option] = options.pop(field)
@@ -126,6 +140,21 @@ def module_params(options, world):
         params["dns"] = options.pop("dnstype").lower()
     if "cloudlabels" in options:
         params["cloud_labels"] = parse_cloud_labels(options.pop("cloudlabels"))
+    if "networkcidrs" in options:
+        cidrs = options.pop("networkcidrs")
+        params["network_cidr"], params["additional_network_cidrs"] = cidrs[0], cidrs[1:]
+    direct = {"sets": "set", "ipv6": "ipv6", "instancemanager": "instance_manager", "apiservercount": "api_server_count",
+              "encryptetcdstorage": "encrypt_etcd_storage",
+              "kubernetesfeaturegates": "kubernetes_feature_gates"}
+    for field, option in direct.items():
+        if field in options:
+            params[option] = options.pop(field)
+    for field, option in (("nodesecuritygroups", "node_security_groups"),
+                          ("controlplanesecuritygroups", "control_plane_security_groups")):
+        if field in options:
+            params[option] = [world.ids[g] for g in options.pop(field)]
+    if "egress" in options:
+        params["egress"] = world.ids[options.pop("egress")]
     if "networkid" in options:
         params["vpc"] = world.ids[options.pop("networkid")]
     for field, option in (("subnetids", "subnets"), ("utilitysubnetids", "utility_subnets")):
@@ -152,11 +181,31 @@ class GoldenWorld:
         self.ids = {"vpc-12345678": vpc}
         for mock_id, cidr in (("subnet-1", "10.10.0.0/24"), ("subnet-2", "10.11.0.0/24")):
             self.ids[mock_id] = ec2.create_subnet(VpcId=vpc, CidrBlock=cidr, AvailabilityZone=zone("us-test-1a"))["Subnet"]["SubnetId"]
+        # The security groups and the egress targets the cases name (private, ngwspecified, ingwspecified)
+        for mock_id in ("sg-exampleid", "sg-exampleid2", "sg-exampleid3", "sg-exampleid4"):
+            self.ids[mock_id] = ec2.create_security_group(GroupName=mock_id, Description=mock_id, VpcId=vpc)["GroupId"]
+        allocation = ec2.allocate_address(Domain="vpc")["AllocationId"]
+        self.ids["nat-09123456"] = ec2.create_nat_gateway(SubnetId=self.ids["subnet-2"], AllocationId=allocation)["NatGateway"]["NatGatewayId"]
+        image = ec2.describe_images(Owners=["099720109477"])["Images"][0]["ImageId"]
+        self.ids["i-09123456"] = ec2.run_instances(ImageId=image, InstanceType="t3.micro", MinCount=1, MaxCount=1,
+                                                   SubnetId=self.ids["subnet-2"])["Instances"][0]["InstanceId"]
+        # different-amis names three images; copies of the channel's Ubuntu image (an x86_64 image, as the mock's)
+        for mock_id in ("ami-image", "ami-control-plane", "ami-worker-image"):
+            self.ids[mock_id] = ec2.copy_image(SourceImageId=image, SourceRegion=REGION, Name=mock_id)["ImageId"]
+        # memfs:// (the Go test's in-memory store) is not in the kops binary ("memfs context not initialized"):
+        # an S3 bucket stands for it
+        self.s3 = emulator.client("s3")
+        self.s3.create_bucket(Bucket="golden-memfs")
         r53.create_hosted_zone(Name="example.com.", CallerReference="example.com")
         for name in ("internal.example.com.", "private.example.com."):
             r53.create_hosted_zone(Name=name, CallerReference=name, VPC={"VPCRegion": REGION, "VPCId": vpc},
                                    HostedZoneConfig={"PrivateZone": True})
-        self.s3 = emulator.client("s3")
+
+    def store(self, memfs):
+        """The S3 path standing for a case's ``memfs://PATH`` store (recorded in ``ids`` for the comparison)."""
+        path = "s3://golden-memfs/" + memfs[len("memfs://"):]
+        self.ids[memfs] = path
+        return path
 
     def bucket(self, case):
         name = "golden-" + case.replace("_", "-").lower()
@@ -178,13 +227,17 @@ def normalise(doc, ids, sizes_given):
     """One stored or expected document, normalised as the module docstring says (returns a new dict)."""
     doc = json.loads(json.dumps(doc))
     doc.get("metadata", {}).pop("creationTimestamp", None)
+    doc.get("metadata", {}).pop("generation", None)
     spec = doc.setdefault("spec", {})
     spec.pop("configBase", None)
     if doc.get("kind") == "Cluster" and str(spec.get("channel", "")).endswith("/channels/stable"):
         spec["channel"] = "stable"
     text = json.dumps(doc).replace(REGION, MOCK_REGION)
     for mock_id, real in ids.items():
-        text = text.replace('"%s"' % real, '"%s"' % mock_id)
+        if mock_id.startswith("memfs://"):  # a store path; kops stores a directory under it
+            text = text.replace('"%s' % real, '"%s' % mock_id)
+        else:
+            text = text.replace('"%s"' % real, '"%s"' % mock_id)
     return json.loads(text)
 
 
