@@ -89,9 +89,11 @@ CASES_DIR = os.path.join(KOPS_DIR, "tests", "integration", "create_cluster")
 CASES = aws_cases(KOPS_DIR)
 
 # Cases that cannot pass, with the reason found in kops' source (strict: they must fail).
-MOCK_VPC = ("the case's VPC vpc-12345678 is 10.0.0.0/12 (cmd/kops/create_cluster_integration_test.go CreateVpcWithId), "
-            "which AWS refuses (a VPC CIDR block is /16 to /28); the emulator's VPC is 10.0.0.0/16 with the case's "
-            "subnets in secondary blocks, so kops derives networkCIDR 10.0.0.0/16")
+MOCK_VPC = ("the case's VPC vpc-12345678 is 10.0.0.0/12 with subnets 10.10.0.0/24 and 10.11.0.0/24 "
+            "(cmd/kops/create_cluster_integration_test.go CreateVpcWithId), which AWS refuses (a VPC CIDR block is /16 "
+            "to /28). The nearest AWS VPC is 10.0.0.0/16 with those subnets in secondary blocks; kops takes the VPC's "
+            "primary block as networkCIDR (10.0.0.0/16 instead of /12), and refuses subnets outside it "
+            "(pkg/apis/kops/validation/validation.go:710 'is not a subnet of the networkCIDR')")
 XFAIL = {name: MOCK_VPC for name in ("shared_vpc", "shared_subnets", "shared_subnets_vpc_lookup", "private_shared_subnets")}
 XFAIL["complex-private"] = (
     "kops cannot build the cluster it creates for a private topology with several network CIDRs: each extra CIDR gets "

@@ -54,3 +54,89 @@ def test_same_version_with_or_without_v_is_no_change():
     assert kops_spec.diff_paths(stored, desired) == []
     desired = kops_spec.desired_object(stored, kops_spec.cluster_overrides({"kubernetes_version": "v1.33.0"}, stored))
     assert desired["spec"]["kubernetesVersion"] == "1.33.0"
+
+
+# ------------------------------------------------------------------------------------------------
+# Creation options of the golden cases (issue 21 items 2/3): argv and rules, with kops' own values
+# ------------------------------------------------------------------------------------------------
+import pytest  # noqa: E402
+
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules  # noqa: E402
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError  # noqa: E402
+
+
+def test_creation_options_argv():
+    # kops v1.36.2 tests/integration/create_cluster: complex (NetworkCIDRs, Sets), private (security groups),
+    # karpenter, minimal_feature-gates, ha_encrypt, ipv6, different-amis
+    args = kops_spec.create_cluster_args("c.example.com", {
+        "network_cidr": "10.0.0.0/16", "additional_network_cidrs": ["10.1.0.0/16", "10.2.0.0/16"],
+        "set": ["cluster.spec.nodePortAccess=1.2.3.4/32,10.20.30.0/24", "cluster.spec.karpenter.featureGates=StaticCapacity=true"],
+        "node_security_groups": ["sg-0123456789abcdef0", "sg-12345678"], "control_plane_security_groups": ["sg-87654321"],
+        "kubernetes_feature_gates": ["SELinuxMountReadWriteOncePod", "+ReadWriteOncePod", "-APIResponseCompression"],
+        "encrypt_etcd_storage": False, "ipv6": True, "instance_manager": "karpenter", "discovery_store": "s3://oidc",
+        "api_server_count": 1})
+    text = " ".join(args)
+    assert "--network-cidr 10.0.0.0/16,10.1.0.0/16,10.2.0.0/16" in text
+    assert args[args.index("--set") + 1] == '"cluster.spec.nodePortAccess=1.2.3.4/32,10.20.30.0/24"'  # one CSV record
+    assert "--set cluster.spec.karpenter.featureGates=StaticCapacity=true" in text
+    assert "--node-security-groups sg-0123456789abcdef0,sg-12345678" in text and "--control-plane-security-groups sg-87654321" in text
+    assert "--kubernetes-feature-gates SELinuxMountReadWriteOncePod,+ReadWriteOncePod,-APIResponseCompression" in text
+    assert "--encrypt-etcd-storage=false" in args and "--ipv6" in args
+    assert "--instance-manager karpenter" in text and "--discovery-store s3://oidc" in text and "--api-server-count 1" in text
+    assert "--encrypt-etcd-storage" not in " ".join(kops_spec.create_cluster_args("c.example.com", {}))
+
+
+def test_after_create_sets_egress_on_zone_subnets_only():
+    # new_cluster.go:820-858: the zone subnets get Egress, the utility subnets kops adds for private topology do not
+    cluster = {"kind": "Cluster", "metadata": {"name": "p", "creationTimestamp": "x"}, "spec": {"subnets": [
+        {"name": "us-east-1a", "type": "Private"}, {"name": "utility-us-east-1a", "type": "Utility"}]}}
+    after = kops_spec.after_create(cluster, {"egress": "nat-0123456789abcdef0", "cloud_labels": {"team": "a,b", "x": "1"}})
+    assert [s.get("egress") for s in after["spec"]["subnets"]] == ["nat-0123456789abcdef0", None]
+    assert after["spec"]["cloudLabels"] == {"team": "a,b"} and "creationTimestamp" not in after["metadata"]
+    assert kops_spec.after_create(cluster, {"cloud_labels": {"x": "1"}}) is None
+
+
+@pytest.mark.parametrize("value, topology, ipv6, message", [
+    ("igw-123", "private", False, "must be a NAT gateway"),           # validation.go:726-731
+    ("nat-09123456", "public", False, "needs topology: private"),     # validation.go:732-734
+])
+def test_egress_rules(value, topology, ipv6, message):
+    with pytest.raises(RuleError, match="egress: .*" + message):
+        kops_rules.egress(value, topology, ipv6)
+
+
+def test_egress_accepted_values():
+    for value in ("nat-09123456", "i-09123456", "eipalloc-0123", "tgw-0123"):  # the golden cases' and kops' types
+        assert kops_rules.egress(value, "private") == value
+    assert kops_rules.egress("External", "public") == "External"
+    assert kops_rules.egress("nat-1", "public", ipv6=True) == "nat-1"
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: kops_rules.security_groups(["sg-exampleid"], "node_security_groups"), "node_security_groups: 'sg-exampleid'"),
+    (lambda: kops_rules.security_groups(["sg-12345678", "sg-12345678"], "node_security_groups"), "more than once"),
+    (lambda: kops_rules.feature_gates(["", "+A"]), "kubernetes_feature_gates: ''"),
+    (lambda: kops_rules.feature_gates(["+-A"]), "kubernetes_feature_gates"),
+    (lambda: kops_rules.discovery_store("oidc-bucket"), "discovery_store"),
+    (lambda: kops_rules.discovery_store("ftp://x"), "discovery_store"),
+    (lambda: kops_rules.spec_set(["cluster.spec.nodePortAccess"]), "set: "),       # set_cluster.go "unhandled field"
+    (lambda: kops_rules.spec_set(["=x"]), "set: "),
+    (lambda: kops_rules.instance_manager("karpenter", None), "karpenter requires --discovery-store"),
+    (lambda: kops_rules.instance_manager("asg", None), "instance_manager"),
+    (lambda: kops_rules.api_server_count(1, "-ImageDigest"), "APIServerNodes"),
+    (lambda: kops_rules.api_server_count(-1, "+APIServerNodes"), "api_server_count: must be 0 or more"),
+])
+def test_creation_option_rules(call, message):
+    with pytest.raises(RuleError, match=message.replace("+", r"\+").replace("[", r"\[")):
+        call()
+
+
+def test_creation_option_rules_accept_kops_cases():
+    kops_rules.security_groups(["sg-0123456789abcdef0", "sg-12345678"], "node_security_groups")
+    kops_rules.feature_gates(["SELinuxMountReadWriteOncePod", "+ReadWriteOncePod", "-APIResponseCompression"])
+    kops_rules.discovery_store("s3://oidc/discovery")
+    kops_rules.spec_set(["cluster.spec.networking.calico.bpfEnabled=true", "spec.addons[0].manifest=https://example.com/addon.yaml",
+                         "cluster.spec.karpenter.featureGates=StaticCapacity=true"])
+    kops_rules.instance_manager("karpenter", "s3://oidc")
+    kops_rules.api_server_count(1, "-ImageDigest,+APIServerNodes")
+    kops_rules.api_server_count(0, None)
