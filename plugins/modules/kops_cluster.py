@@ -24,6 +24,8 @@ description:
     (C(create cluster --dry-run -o yaml)) or the spec diff and the exact cloud plan of that diff
     (a kops dry run against a temporary copy of the specs; the state store is only read).
   - Every option is checked before kops runs; a broken rule fails naming the option.
+  - Every C(kops create cluster) flag used by kops' own golden C(create_cluster) cases has an option here; the
+    collection's docs/golden-cases.md maps each flag to its option, and its tests reproduce those cases.
 author:
   - kopsible maintainers (!UNKNOWN)
 options:
