@@ -140,3 +140,25 @@ def test_creation_option_rules_accept_kops_cases():
     kops_rules.instance_manager("karpenter", "s3://oidc")
     kops_rules.api_server_count(1, "-ImageDigest,+APIServerNodes")
     kops_rules.api_server_count(0, None)
+
+
+def test_creation_options_compared_with_an_existing_cluster():
+    from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
+        create_only_differences, stored_create_options)
+
+    cluster = {"metadata": {"name": "p.example.com"}, "spec": {
+        "additionalNetworkCIDRs": ["10.1.0.0/16"],
+        "serviceAccountIssuerDiscovery": {"discoveryStore": "s3://oidc/p.example.com"},
+        "subnets": [{"name": "us-east-1a", "zone": "us-east-1a", "type": "Private", "egress": "nat-1"},
+                    {"name": "utility-us-east-1a", "zone": "us-east-1a", "type": "Utility"}]}}
+    groups = {"nodes": {"spec": {"role": "Node", "additionalSecurityGroups": ["sg-12345678"]}},
+              "cp": {"spec": {"role": "Master", "additionalSecurityGroups": ["sg-87654321"]}}}
+    stored = stored_create_options(cluster, groups)
+    same = {"additional_network_cidrs": ["10.1.0.0/16"], "discovery_store": "s3://oidc/", "egress": "nat-1",
+            "node_security_groups": ["sg-12345678"], "control_plane_security_groups": ["sg-87654321"]}
+    assert create_only_differences(same, stored) == []
+    other = {"egress": "nat-2", "node_security_groups": ["sg-11111111"], "discovery_store": "s3://other"}
+    assert create_only_differences(other, stored) == [
+        "egress (given nat-2; the cluster has ['nat-1'])",
+        "node_security_groups (given ['sg-11111111']; the cluster has ['sg-12345678'])",
+        "discovery_store (given s3://other; the cluster has s3://oidc)"]
