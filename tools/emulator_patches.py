@@ -495,3 +495,80 @@ def delete_key_pair_by_id():
         return ActionResult({"Return": True, "KeyPairId": key_pair_id})
 
     KeyPairs.delete_key_pair = delete_key_pair
+
+
+# DescribeReservedInstancesOfferings: the offering shapes AWS lists for each instance type offered in a zone.
+_RI_OFFERING_TYPES = ("No Upfront", "Partial Upfront", "All Upfront")
+_RI_CLASSES = ("standard", "convertible")
+_RI_PRODUCTS = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
+_RI_DURATIONS = (31536000, 94608000)  # one and three years, in seconds
+_RI_FILTERS = {"availability-zone": "AvailabilityZone", "duration": "Duration", "instance-type": "InstanceType",
+               "product-description": "ProductDescription", "reserved-instances-offering-id": "ReservedInstancesOfferingId",
+               "scope": "Scope", "marketplace": "Marketplace", "fixed-price": "FixedPrice", "usage-price": "UsagePrice"}
+
+
+def _ri_offerings(backend, instance_types, zone, tenancy):
+    """Every Reserved Instance offering for ``instance_types`` (list or None: all) offered in ``zone`` (str or None:
+    all zones of the region), per the region's instance-type offerings (moto's per-zone data, as AWS publishes it).
+    Yields dicts shaped like the API's ReservedInstancesOffering; ids are stable hashes of the offering."""
+    filters = {"instance-type": list(instance_types)} if instance_types else {}
+    if zone:
+        filters["location"] = [zone]
+    for offered in backend.describe_instance_type_offerings(location_type="availability-zone", filters=filters):
+        itype, location = offered["InstanceType"], offered["Location"]
+        for otype in _RI_OFFERING_TYPES:
+            for oclass in _RI_CLASSES:
+                for product in _RI_PRODUCTS:
+                    for duration in _RI_DURATIONS:
+                        key = "|".join((itype, location, otype, oclass, product, str(duration), tenancy))
+                        yield {"ReservedInstancesOfferingId": hashlib.sha256(key.encode()).hexdigest()[:36],
+                               "InstanceType": itype, "AvailabilityZone": location, "Scope": "Availability Zone",
+                               "ProductDescription": product, "Duration": duration, "InstanceTenancy": tenancy,
+                               "OfferingClass": oclass, "OfferingType": otype, "Marketplace": False,
+                               "CurrencyCode": "USD", "FixedPrice": 0.0 if otype == "No Upfront" else 100.0,
+                               "UsagePrice": 0.0 if otype == "All Upfront" else 0.05, "RecurringCharges": []}
+
+
+@patch
+def reserved_instances_offerings_follow_the_request():
+    """ec2:DescribeReservedInstancesOfferings with InstanceType, InstanceTenancy, OfferingClass, OfferingType,
+    ProductDescription (request parameters, not filters; what kops sends to pick a default machine type,
+    upup/pkg/fi/cloudup/awsup/aws_cloud.go zonesWithInstanceType).
+
+    moto: ignores every request parameter (only ``Filter.N`` is read) and offers three fixed types (t2.micro,
+    t3.small, m5.large) in every zone, so kops finds none of its candidates (t3.medium, c5.large, c4.large) and
+    ``kops create cluster`` without sizes fails: "could not find a suitable supported instance type".
+    AWS: the offerings of the requested type in each zone where the type is offered, narrowed by every request
+    parameter and filter, at most MaxResults (default 100) per page with a NextToken.
+    """
+    from moto.core.responses import ActionResult
+    from moto.ec2.responses.reserved_instances import ReservedInstances
+
+    def describe_reserved_instances_offerings(self):
+        self.error_on_dryrun()
+        wanted = {"InstanceType": self._get_param("InstanceType"), "OfferingClass": self._get_param("OfferingClass"),
+                  "OfferingType": self._get_param("OfferingType"),
+                  "ProductDescription": self._get_param("ProductDescription")}
+        wanted = {k: v for k, v in wanted.items() if v}
+        ids = self._get_param("ReservedInstancesOfferingIds", [])
+        filters = self._filters_from_querystring()
+        min_duration, max_duration = self._get_int_param("MinDuration"), self._get_int_param("MaxDuration")
+        tenancy = self._get_param("InstanceTenancy") or "default"
+        types = [wanted["InstanceType"]] if "InstanceType" in wanted else filters.get("instance-type")
+        found = []
+        for offering in _ri_offerings(self.ec2_backend, types, self._get_param("AvailabilityZone"), tenancy):
+            if any(offering[k] != v for k, v in wanted.items()) or (ids and offering["ReservedInstancesOfferingId"] not in ids):
+                continue
+            if (min_duration and offering["Duration"] < min_duration) or (max_duration and offering["Duration"] > max_duration):
+                continue
+            if all(str(offering.get(_RI_FILTERS.get(name), "")).lower() in [str(v).lower() for v in values]
+                   for name, values in filters.items()):
+                found.append(offering)
+        start = int(self._get_param("NextToken") or 0)
+        size = min(int(self._get_param("MaxResults") or 100), 100) if not ids else len(found) or 1
+        result = {"ReservedInstancesOfferings": found[start:start + size]}
+        if start + size < len(found):
+            result["NextToken"] = str(start + size)
+        return ActionResult(result)
+
+    ReservedInstances.describe_reserved_instances_offerings = describe_reserved_instances_offerings

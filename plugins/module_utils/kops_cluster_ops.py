@@ -423,6 +423,13 @@ def stored_create_options(cluster, groups, ssh_keys=None):
         "subnets": set(s.get("id") for s in subnets if s.get("id") and s.get("type") != "Utility"),
         "utility_subnets": set(s.get("id") for s in subnets if s.get("id") and s.get("type") == "Utility"),
         "api_loadbalancer_type": str(lb.get("type") or "").lower() or None,
+        "additional_network_cidrs": list(spec.get("additionalNetworkCIDRs") or []),
+        "egress": set(s.get("egress") for s in subnets if s.get("type") != "Utility"),
+        "node_security_groups": set(sg for g in nodes for sg in g.get("additionalSecurityGroups") or []),
+        "control_plane_security_groups": set(sg for g in cp for sg in g.get("additionalSecurityGroups") or []),
+        # kops keeps the documents under a directory named after the cluster (new_cluster.go:392-399)
+        "discovery_store": _parent_store(get_path(spec, ("serviceAccountIssuerDiscovery", "discoveryStore")),
+                                         get_path(cluster, ("metadata", "name"))),
     }
     if ssh_keys is not None:
         stored["ssh_public_key"] = set(_key_text(k.get("publicKey")) for k in ssh_keys)
@@ -446,7 +453,8 @@ def create_only_differences(params, stored):
         if given in (None, [], "") or option not in stored:
             continue
         have = stored[option]
-        if option in ("zones", "control_plane_zones", "subnets", "utility_subnets"):
+        if option in ("zones", "control_plane_zones", "subnets", "utility_subnets", "node_security_groups",
+                      "control_plane_security_groups"):
             same = set(given) == have
         elif option in ("node_size", "control_plane_size", "node_image", "control_plane_image"):
             same = have <= {given}
@@ -460,6 +468,10 @@ def create_only_differences(params, stored):
             have = targets
         elif option == "networking":
             same = _NETWORKING_KEYS.get(given, given) in have
+        elif option == "egress":
+            same = have == {given}
+        elif option == "discovery_store":
+            same = given.rstrip("/") == have
         elif option == "dns_zone":
             same = given.rstrip(".").lower() == have
         elif option == "ssh_public_key":
@@ -475,7 +487,17 @@ def create_only_differences(params, stored):
 # Options of kops_cluster that only shape a new cluster (kops create cluster flags); compared, never written.
 CREATE_ONLY = ("zones", "control_plane_zones", "control_plane_count", "node_count", "node_size", "control_plane_size",
                "networking", "topology", "dns", "dns_zone", "ssh_public_key", "image", "control_plane_image",
-               "node_image", "vpc", "network_cidr", "subnets", "utility_subnets", "api_loadbalancer_type")
+               "node_image", "vpc", "network_cidr", "subnets", "utility_subnets", "api_loadbalancer_type",
+               "additional_network_cidrs", "egress", "node_security_groups", "control_plane_security_groups",
+               "discovery_store")
+
+
+def _parent_store(path, name):
+    """``s3://b/x/<name>`` -> ``s3://b/x`` (the store given to kops); None stays None."""
+    if not path:
+        return None
+    path = path.rstrip("/")
+    return path[:-len(name) - 1] if name and path.endswith("/" + name) else path
 
 
 def launch_template_user_data(ec2, names):

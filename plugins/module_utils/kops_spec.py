@@ -137,15 +137,23 @@ def normalize_version(version):
     return version[1:] if version and version.startswith("v") else version
 
 
-def cluster_overrides(params):
-    """``{path tuple: value}`` for each convergeable cluster option that was given (not None)."""
+def cluster_overrides(params, current=None):
+    """``{path tuple: value}`` for each convergeable cluster option that was given (not None).
+
+    ``current`` (the stored Cluster dict, or None): ``kubernetes_version`` equal to the stored one up to the
+    leading ``v`` (kops keeps the spelling it was given, ``v1.32.0`` or ``1.32.0``; pkg/apis/kops/util/versions.go
+    ParseKubernetesVersion reads both as one version) keeps the stored spelling, so that the same version is
+    never a change; a different version is written without the ``v``.
+    """
     overrides = {}
     for option, path in CLUSTER_FIELDS.items():
         value = params.get(option)
         if value is None:
             continue
         if option == "kubernetes_version":
-            value = normalize_version(value)
+            stored = get_path(current, path)
+            same = isinstance(stored, str) and normalize_version(stored) == normalize_version(value)
+            value = stored if same else normalize_version(value)
         if option == "cloud_labels":
             value = labels_as_text(value)
         overrides[path] = value
@@ -184,30 +192,100 @@ def create_cluster_args(name, params, ssh_key_path=None):
     """
     args = ["create", "cluster", "--name", name, "--cloud", params.get("cloud") or "aws"]
     joined = (("zones", "--zones"), ("control_plane_zones", "--control-plane-zones"),
-              ("admin_access", "--admin-access"), ("ssh_access", "--ssh-access"), ("network_cidr", "--network-cidr"),
-              ("subnets", "--subnets"), ("utility_subnets", "--utility-subnets"))
+              ("admin_access", "--admin-access"), ("ssh_access", "--ssh-access"),
+              ("subnets", "--subnets"), ("utility_subnets", "--utility-subnets"),
+              ("node_security_groups", "--node-security-groups"),
+              ("control_plane_security_groups", "--control-plane-security-groups"),
+              ("kubernetes_feature_gates", "--kubernetes-feature-gates"))
     for option, flag in joined:
         value = params.get(option)
         if value:
             args += [flag, ",".join(value if isinstance(value, list) else [value])]
+    cidrs = ([params["network_cidr"]] if params.get("network_cidr") else []) + list(params.get("additional_network_cidrs") or [])
+    if cidrs:  # kops: the first is the network CIDR, the others additional ones (new_cluster.go:840-858)
+        args += ["--network-cidr", ",".join(cidrs)]
     plain = (("control_plane_count", "--control-plane-count"), ("node_count", "--node-count"),
              ("node_size", "--node-size"), ("control_plane_size", "--control-plane-size"),
              ("kubernetes_version", "--kubernetes-version"), ("networking", "--networking"),
              ("topology", "--topology"), ("dns", "--dns"), ("dns_zone", "--dns-zone"), ("image", "--image"),
              ("control_plane_image", "--control-plane-image"), ("node_image", "--node-image"),
-             ("vpc", "--vpc"), ("api_loadbalancer_type", "--api-loadbalancer-type"), ("channel", "--channel"))
+             ("vpc", "--vpc"), ("api_loadbalancer_type", "--api-loadbalancer-type"), ("channel", "--channel"),
+             ("discovery_store", "--discovery-store"), ("instance_manager", "--instance-manager"),
+             ("api_server_count", "--api-server-count"))
     for option, flag in plain:
         value = params.get(option)
         if value is not None and value != "":
             args += [flag, str(value)]
-    if params.get("bastion"):
-        args.append("--bastion")
-    labels = sorted((k, v) for k, v in (params.get("cloud_labels") or {}).items() if v is not None)
-    if labels:  # a None value removes a label (merge rule); on a new cluster there is nothing to remove
-        args += ["--cloud-labels", ",".join("%s=%s" % (k, v) for k, v in labels)]
+    for option, flag in (("bastion", "--bastion"), ("ipv6", "--ipv6")):
+        if params.get(option):
+            args.append(flag)
+    if params.get("encrypt_etcd_storage") is not None:  # kops: encrypted on AWS unless the flag says otherwise
+        args.append("--encrypt-etcd-storage=%s" % str(bool(params["encrypt_etcd_storage"])).lower())
+    for value in params.get("set") or []:  # one --set each; kops reads each as a CSV record (LazyQuotes)
+        args += ["--set", _set_field(value)]
+    flag, dummy = cloud_labels_flag(params.get("cloud_labels"))
+    if flag:
+        args += ["--cloud-labels", flag]
     if ssh_key_path:
         args += ["--ssh-public-key", ssh_key_path]
     return args
+
+
+def _csv_field(text):
+    """One field as Go's encoding/csv reads it with ``Comma='='``, ``LazyQuotes=false``, ``TrimLeadingSpace=true``:
+    quoted (``"`` doubled inside) when it holds ``=`` or ``"`` or starts with white space, else as it is."""
+    if "=" in text or '"' in text or text[:1].isspace():
+        return '"%s"' % text.replace('"', '""')
+    return text
+
+
+def _set_field(text):
+    """A ``--set`` value as kops reads it (cmd/kops/flags_stringslice_lazyquotes.go readAsCSV: one CSV record,
+    ``LazyQuotes``): quoted (``"`` doubled) when it holds ``,``, ``"`` or a line break, so that
+    ``cluster.spec.nodePortAccess=1.2.3.4/32,10.20.30.0/24`` stays one value."""
+    if any(c in text for c in ',"\r\n'):
+        return '"%s"' % text.replace('"', '""')
+    return text
+
+
+def after_create(cluster, params):
+    """The Cluster kops created, with what ``kops create cluster``'s flags cannot carry (a copy; None when nothing):
+    cloud labels holding ``,`` or a line break (:func:`cloud_labels_flag`), and ``egress`` on every subnet kops made
+    for a zone (kops' NewClusterOptions.Egress, which has no flag: upup/pkg/fi/cloudup/new_cluster.go:820-858 sets it
+    on each zone subnet, not on utility subnets)."""
+    dummy, labels = cloud_labels_flag(params.get("cloud_labels"))
+    if not labels and not params.get("egress"):
+        return None
+    cluster = strip_server_fields(cluster)
+    spec = cluster.setdefault("spec", {})
+    if labels:
+        spec["cloudLabels"] = dict(spec.get("cloudLabels") or {}, **labels)
+    subnets = spec.get("subnets") or get_path(spec, ("networking", "subnets")) or []
+    for subnet in subnets if params.get("egress") else []:
+        if subnet.get("type") != "Utility" and not subnet.get("egress"):
+            subnet["egress"] = params["egress"]
+    return cluster
+
+
+def cloud_labels_flag(labels):
+    """The ``--cloud-labels`` value for ``labels`` (dict; a ``None`` value is a removal, nothing to pass at creation),
+    and the labels the flag cannot carry.
+
+    kops parses the flag in cmd/kops/create_cluster.go parseCloudLabels: every ``,`` becomes a record break, then
+    each record is read as CSV with ``=`` as the separator (``TrimLeadingSpace``, no lazy quotes). So a key or value
+    holding ``=`` or ``"`` (or starting with white space) must be quoted (``dn="cn=John Doe: dc=example dc=com"``, as
+    kops' golden case ``private`` writes it), and one holding ``,`` or a line break cannot be written in the flag at
+    all ("Nested commas are not supported"): those are returned to be written into the spec right after creation.
+
+    :returns: ``(flag text or "", {key: value} not expressible in the flag)``, keys sorted in the text.
+    """
+    flag, rest = [], {}
+    for key, value in sorted((str(k), str(v)) for k, v in (labels or {}).items() if v is not None):
+        if any(c in key + value for c in ",\r\n"):
+            rest[key] = value
+        else:
+            flag.append("%s=%s" % (_csv_field(key), _csv_field(value)))
+    return ",".join(flag), rest
 
 
 UPGRADE_PATHS = {("Cluster", "KubernetesVersion"): ("spec", "kubernetesVersion"),

@@ -24,6 +24,8 @@ description:
     (C(create cluster --dry-run -o yaml)) or the spec diff and the exact cloud plan of that diff
     (a kops dry run against a temporary copy of the specs; the state store is only read).
   - Every option is checked before kops runs; a broken rule fails naming the option.
+  - Every C(kops create cluster) flag used by kops' own golden C(create_cluster) cases has an option here; the
+    collection's docs/golden-cases.md maps each flag to its option, and its tests reproduce those cases.
 author:
   - kopsible maintainers (!UNKNOWN)
 options:
@@ -153,6 +155,62 @@ options:
       - Merged into the stored value; keys given are set, keys not given are kept,
         a key set to C(null) is removed.
     type: dict
+  additional_network_cidrs:
+    description:
+      - More CIDRs for the cluster network after O(network_cidr) (kops' C(--network-cidr) with several values; kops
+        stores them in C(additionalNetworkCIDRs) and gives each a subnet per zone in turn). Needs O(network_cidr).
+    type: list
+    elements: str
+  egress:
+    description:
+      - How the cluster's zone subnets reach the Internet, an existing C(nat-...) NAT gateway, C(eipalloc-...) Elastic IP
+        for a new one, C(i-...) NAT instance, C(tgw-...) transit gateway, or C(External). Anything but C(External)
+        needs O(topology=private) (or O(ipv6)). C(kops create cluster) has no flag for it (kops' NewClusterOptions
+        Egress); the module writes it on the zone subnets right after creation, as kops would.
+    type: str
+  node_security_groups:
+    description: Ids of existing security groups added to the worker groups (C(additionalSecurityGroups)).
+    type: list
+    elements: str
+  control_plane_security_groups:
+    description: Ids of existing security groups added to the control-plane groups (C(additionalSecurityGroups)).
+    type: list
+    elements: str
+  ipv6:
+    description: An IPv6 cluster (kops' C(--ipv6)); kops then defaults the topology to private and gives subnets IPv6 CIDRs.
+    type: bool
+    default: false
+  instance_manager:
+    description: What manages the worker instances, C(cloudgroups) (Auto Scaling groups) or C(karpenter) (needs O(discovery_store)).
+    type: str
+    choices: [cloudgroups, karpenter]
+  api_server_count:
+    description:
+      - Number of API-server-only nodes (an APIServer instance group). kops offers it only with the C(APIServerNodes)
+        feature flag, so O(kops_env) C(KOPS_FEATURE_FLAGS) must include C(+APIServerNodes).
+    type: int
+  encrypt_etcd_storage:
+    description: Encrypt the etcd volumes (kops encrypts them on AWS by default; C(false) turns it off).
+    type: bool
+  discovery_store:
+    description:
+      - A public store for the OIDC discovery documents (e.g. C(s3://my-oidc-bucket)); enables IAM roles for service
+        accounts. kops keeps them under a directory named after the cluster.
+    type: str
+  kubernetes_feature_gates:
+    description:
+      - Kubernetes feature gates for every component, C(Name) or C(+Name) to enable, C(-Name) to disable
+        (kops' C(--kubernetes-feature-gates)).
+    type: list
+    elements: str
+  set:
+    description:
+      - kops' C(--set) values applied when the cluster is created, C(cluster.spec.PATH=VALUE) (e.g.
+        C(cluster.spec.networking.calico.bpfEnabled=true)). Unlike O(spec), kops applies them before it derives its
+        defaults, so defaults that follow from them (such as kube-proxy turned off for Calico's eBPF mode) follow.
+      - Only used to create a cluster; on an existing one use O(spec).
+    type: list
+    elements: str
   api_loadbalancer_type:
     description: Type of the API load balancer.
     type: str
@@ -411,6 +469,17 @@ def argument_spec():
         ssh_access=dict(type="list", elements="str"),
         cloud_labels=dict(type="dict"),
         api_loadbalancer_type=dict(type="str", choices=["public", "internal"]),
+        additional_network_cidrs=dict(type="list", elements="str"),
+        egress=dict(type="str"),
+        node_security_groups=dict(type="list", elements="str"),
+        control_plane_security_groups=dict(type="list", elements="str"),
+        ipv6=dict(type="bool", default=False),
+        instance_manager=dict(type="str", choices=["cloudgroups", "karpenter"]),
+        api_server_count=dict(type="int"),
+        encrypt_etcd_storage=dict(type="bool"),
+        discovery_store=dict(type="str"),
+        kubernetes_feature_gates=dict(type="list", elements="str"),
+        set=dict(type="list", elements="str"),
         channel=dict(type="str"),
         spec=dict(type="dict"),
         apply=dict(type="bool", default=False), plan_before_apply=dict(type="bool", default=True),
@@ -459,12 +528,31 @@ def check_params(params, region):
     for field in ("admin_access", "ssh_access"):
         for value in params[field] or []:
             kops_rules.cidr(value, field)
+    check_creation_options(params)
     if params["bastion"] and params["topology"] != "private":
         # cmd/kops/create_cluster.go: "bastion supports --topology='private' only"
         raise kops_rules.RuleError("bastion: a bastion needs topology: private (public subnets need none)")
     if params["target"] == "terraform" and not params["out"]:
         raise kops_rules.RuleError("out: a directory is required with target: terraform")
     return name
+
+
+def check_creation_options(params):
+    """The rules of the options kops only takes at creation (kops_rules cites kops' source for each)."""
+    for cidr in params["additional_network_cidrs"] or []:
+        kops_rules.cidr(cidr, "additional_network_cidrs")
+    if params["additional_network_cidrs"] and not params["network_cidr"]:
+        raise kops_rules.RuleError("additional_network_cidrs: needs network_cidr (kops takes the first CIDR as the network's)")
+    kops_rules.egress(params["egress"], params["topology"], params["ipv6"])
+    for field in ("node_security_groups", "control_plane_security_groups"):
+        kops_rules.security_groups(params[field], field)
+    if params["discovery_store"] is not None:
+        kops_rules.discovery_store(params["discovery_store"])
+    kops_rules.instance_manager(params["instance_manager"], params["discovery_store"])
+    kops_rules.api_server_count(params["api_server_count"], (params["kops_env"] or {}).get(
+        "KOPS_FEATURE_FLAGS", os.environ.get("KOPS_FEATURE_FLAGS")))
+    kops_rules.feature_gates(params["kubernetes_feature_gates"])
+    kops_rules.spec_set(params["set"])
 
 
 def create(module, ops, name, params, result):
@@ -485,14 +573,16 @@ def create(module, ops, name, params, result):
         if module.check_mode:
             documents = ops.create_dry_run(args)
             cluster = [d for d in documents if d.get("kind") == "Cluster"][0]
-            desired = kops_spec.desired_object(cluster, kops_spec.cluster_overrides(params), params["spec"])
+            cluster = kops_spec.after_create(cluster, params) or cluster
+            desired = kops_spec.desired_object(cluster, kops_spec.cluster_overrides(params, cluster), params["spec"])
             result["spec"] = desired.get("spec", {})
             result["instance_groups"] = [ops.ig_summary(d) for d in documents if d.get("kind") == "InstanceGroup"]
         else:
             result["plan"] = ops.create(args)
-            if params["spec"]:
+            # what the flags cannot carry (labels with commas, egress) and the spec fragment, written at once
+            if params["spec"] or kops_spec.cloud_labels_flag(params["cloud_labels"])[1] or params["egress"]:
                 stored = ops.get_cluster(name)
-                ops.replace(kops_spec.desired_object(stored, None, params["spec"]))
+                ops.replace(kops_spec.desired_object(kops_spec.after_create(stored, params) or stored, None, params["spec"]))
                 result["plan"] = None
             # result["instance_groups"]: read once with the stored spec after the apply (ensure_present)
     finally:
@@ -543,7 +633,7 @@ def converge(module, ops, name, current, params, result, base=None):
                     "(use spec, or kops_instancegroup for instance groups)" % (
                         ", ".join(d.split(" ")[0] for d in result["create_only_differences"]), name,
                         "; ".join(result["create_only_differences"])))
-    desired = kops_spec.desired_object(base, kops_spec.cluster_overrides(params), params["spec"])
+    desired = kops_spec.desired_object(base, kops_spec.cluster_overrides(params, base), params["spec"])
     before = kops_spec.strip_server_fields(current)
     result["changes"] = kops_spec.diff_paths(before, desired)
     if any(c["path"].startswith("spec.cloudLabels") for c in result["changes"]):

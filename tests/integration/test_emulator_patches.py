@@ -246,3 +246,36 @@ def test_delete_key_pair_by_id(emulator):
     assert [k["KeyPairId"] for k in ec2.describe_key_pairs()["KeyPairs"]] == [kept]
     ec2.delete_key_pair(KeyName="kept")  # by name, as before
     assert ec2.describe_key_pairs()["KeyPairs"] == []
+
+
+def kops_offering_request(ec2, instance_type, **extra):
+    """The request kops sends per candidate type (upup/pkg/fi/cloudup/awsup/aws_cloud.go zonesWithInstanceType)."""
+    return ec2.describe_reserved_instances_offerings(
+        InstanceType=instance_type, InstanceTenancy="default", IncludeMarketplace=False, OfferingClass="standard",
+        OfferingType="No Upfront", ProductDescription="Linux/UNIX (Amazon VPC)", **extra)["ReservedInstancesOfferings"]
+
+
+def test_reserved_instances_offerings_follow_the_request(emulator):
+    ec2 = emulator.client("ec2")
+    offered = {o["Location"] for o in ec2.describe_instance_type_offerings(
+        LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": ["t3.medium"]}])["InstanceTypeOfferings"]}
+    assert offered and "us-east-1e" not in offered  # AWS has no t3.medium in us-east-1e (use1-az3)
+    offerings = kops_offering_request(ec2, "t3.medium")
+    assert {o["InstanceType"] for o in offerings} == {"t3.medium"}
+    assert {o["AvailabilityZone"] for o in offerings} == offered
+    assert {(o["OfferingClass"], o["OfferingType"], o["ProductDescription"], o["InstanceTenancy"]) for o in offerings} == {
+        ("standard", "No Upfront", "Linux/UNIX (Amazon VPC)", "default")}
+    assert {o["Duration"] for o in offerings} == {31536000, 94608000}
+    # kops' other candidates answer the same way; a type the region does not offer has no offering
+    assert {o["InstanceType"] for o in kops_offering_request(ec2, "c5.large")} == {"c5.large"}
+    assert kops_offering_request(ec2, "t3.micro", AvailabilityZone="us-east-1a")[0]["AvailabilityZone"] == "us-east-1a"
+    assert kops_offering_request(ec2, "x9.nonexistent") == []
+    # filters and MinDuration narrow too; pages of MaxResults with a NextToken cover everything once
+    three_years = ec2.describe_reserved_instances_offerings(
+        InstanceType="t3.medium", MinDuration=94608000,
+        Filters=[{"Name": "availability-zone", "Values": ["us-east-1b"]}])["ReservedInstancesOfferings"]
+    assert three_years and {(o["AvailabilityZone"], o["Duration"]) for o in three_years} == {("us-east-1b", 94608000)}
+    pages = list(ec2.get_paginator("describe_reserved_instances_offerings").paginate(
+        InstanceType="t3.medium", PaginationConfig={"PageSize": 7}))
+    ids = [o["ReservedInstancesOfferingId"] for p in pages for o in p["ReservedInstancesOfferings"]]
+    assert len(pages) > 1 and len(ids) == len(set(ids)) == 5 * 3 * 2 * 2 * 2  # zones x types x classes x products x terms

@@ -102,6 +102,63 @@ def test_converge_version_and_labels_and_version_rules(kops_world, kplay):
     assert removed["changes"] == [{"path": "spec.cloudLabels.environment", "before": "test", "after": None}]
 
 
+def stored_cluster(kops_world):
+    import yaml
+
+    from conftest import BUCKET
+
+    body = kops_world.emulator.client("s3").get_object(Bucket=BUCKET, Key=CLUSTER + "/config")["Body"].read()
+    return yaml.safe_load(body)
+
+
+def test_leading_v_version_and_quoted_cloud_labels(kops_world, kplay):
+    # issue 21 item 4, found by kops' golden create_cluster cases: their kubernetesVersion is written v1.32.0, and the
+    # case "private" has a cloud label value holding '=' (kops' --cloud-labels parser reads CSV with '=' separators);
+    # a value holding ',' cannot go through the flag at all and is written into the spec right after creation.
+    labels = {"Owner": "John Doe", "dn": "cn=John Doe: dc=example dc=com", "foo/bar": "fib+baz", "teams": "a,b"}
+    options = kops_world.cluster_options(kubernetes_version="v1.34.1", cloud_labels=labels, node_size=None,
+                                         control_plane_size=None)  # and kops' default machine types (item 5)
+    created = kplay([cluster_task(**options)]).result("cluster")
+    assert not created.get("failed"), created.get("msg")
+    argv = [c["argv"] for c in created["kops_invocations"]]
+    create = next(a for a in argv if a[1:3] == ["create", "cluster"])
+    assert create[create.index("--cloud-labels") + 1] == 'Owner=John Doe,dn="cn=John Doe: dc=example dc=com",foo/bar=fib+baz'
+
+    assert [a[1] for a in argv].count("replace") == 1  # the label with a comma
+    spec = stored_cluster(kops_world)["spec"]
+    assert spec["cloudLabels"] == labels and spec["kubernetesVersion"] == "v1.34.1"
+    assert {g["machine_type"] for g in created["instance_groups"]} == {"t3.medium"}  # what kops picks in us-east-1a-c
+
+    store = kops_world.store_versions()
+    again = kplay([cluster_task(**options)], diff=True).result("cluster")
+    assert again["changed"] is False and again["changes"] == [], again.get("changes")
+    assert "replace" not in [c["argv"][1] for c in again["kops_invocations"]]
+    assert kops_world.store_versions() == store
+    same = kplay([cluster_task(name=CLUSTER, kubernetes_version="1.34.1")]).result("cluster")  # the same version
+    assert same["changed"] is False and kops_world.store_versions() == store
+
+
+def test_check_mode_egress_and_creation_options_write_nothing(kops_world, kplay):
+    # issue 21 items 2/3: options of kops' golden cases ngwspecified and private, previewed in check mode
+    ec2 = kops_world.emulator.client("ec2")
+    vpc = ec2.describe_vpcs()["Vpcs"][0]["VpcId"]
+    groups = [ec2.create_security_group(GroupName=n, Description=n, VpcId=vpc)["GroupId"] for n in ("extra-a", "extra-b")]
+    before, store = kops_world.emulator.snapshot(), kops_world.store()
+    options = kops_world.cluster_options(topology="private", bastion=True, egress="nat-0123456789abcdef0",
+                                         node_security_groups=groups, kubernetes_feature_gates=["-APIResponseCompression"])
+    result = kplay([cluster_task(**options)], check=True, diff=True).result("cluster")
+    assert not result.get("failed"), result.get("msg")
+    assert result["changed"] is True
+    egress = {s["name"]: s.get("egress") for s in result["spec"]["subnets"]}
+    assert egress == {"us-east-1a": "nat-0123456789abcdef0", "us-east-1b": "nat-0123456789abcdef0",
+                      "us-east-1c": "nat-0123456789abcdef0", "utility-us-east-1a": None, "utility-us-east-1b": None,
+                      "utility-us-east-1c": None}
+    assert result["spec"]["kubelet"]["featureGates"] == {"APIResponseCompression": "false"}
+    after = kops_world.emulator.snapshot()
+    assert after == before, kops_world.emulator.snapshot_diff(before, after)
+    assert kops_world.store() == store == {}
+
+
 def test_delete_leaves_only_ns_and_soa(kops_world, kplay):
     assert not kplay([cluster_task(**kops_world.cluster_options(apply=True))]).result("cluster").get("failed")
     state = kops_world.emulator.snapshot()

@@ -222,10 +222,33 @@ def kops_cluster_categories(known):
         st.sampled_from(["RSA ", "OPENSSH ", "EC ", ""]).map(lambda kind: Case(
             {"ssh_public_key": "-----BEGIN %sPRIVATE KEY-----\nMIIkopsiblefakeprivatekeymaterial\n-----END %sPRIVATE KEY-----\n" % (kind, kind)},
             ("ssh_public_key",), "private key as ssh_public_key")),
+        # creation options of kops' golden create_cluster cases (issue 21), each with the kops rule it mirrors
+        st.sampled_from(["igw-0123", "nat", "vpc-1", "external", "sg-1"]).map(
+            lambda v: Case({"egress": v, "topology": "private"}, ("egress",), "egress of an unknown type")),
+        st.sampled_from(["nat-09123456", "i-09123456", "tgw-1"]).map(
+            lambda v: Case({"egress": v}, ("egress",), "egress on public subnets")),
+        st.builds(lambda f, v: Case({f: [v]}, (f,), "bad security group id"),
+                  st.sampled_from(["node_security_groups", "control_plane_security_groups"]),
+                  st.sampled_from(["sg-exampleid", "sg-123", "0123456789abcdef0", "sg-0123456789ABCDEF0", ""])),
+        st.sampled_from(["", "+", "-", "+-Gate", "Gate Name", "Gate=true"]).map(
+            lambda v: Case({"kubernetes_feature_gates": [v]}, ("kubernetes_feature_gates",), "bad feature gate")),
+        st.sampled_from(["my-bucket", "ftp://bucket", "s3://", "s3:/bucket"]).map(
+            lambda v: Case({"discovery_store": v}, ("discovery_store",), "bad discovery_store")),
+        st.sampled_from(["cluster.spec.nodePortAccess", "=1", "cluster.spec=1", "nodes.spec.x=1", "spec..x=1"]).map(
+            lambda v: Case({"set": [v]}, ("set",), "set not PATH=VALUE")),
+        st.just(Case({"instance_manager": "karpenter"}, ("instance_manager",), "karpenter without discovery_store")),
+        unknown_enum("instance_manager", ("cloudgroups", "karpenter")),
+        st.integers(1, 5).map(lambda n: Case({"api_server_count": n}, ("api_server_count",), "api_server_count without the feature flag")),
+        st.integers(-100, -1).map(lambda n: Case({"api_server_count": n}, ("api_server_count",), "negative api_server_count")),
+        st.builds(lambda v: Case({"network_cidr": "10.0.0.0/16", "additional_network_cidrs": [v]}, ("additional_network_cidrs",), "bad CIDR"),
+                  st.sampled_from(["10.1.0.1/16", "10.1.0.0/33", "anywhere"])),
+        st.just(Case({"additional_network_cidrs": ["10.1.0.0/16"]}, ("additional_network_cidrs",), "additional CIDRs without network_cidr")),
         unknown_option(known),
     ] + kops_common_categories() + wrong_types(
-        int_fields=("node_count", "control_plane_count", "kops_timeout"), bool_fields=("bastion", "apply", "validate", "allow_version_skip"),
-        dict_fields=("cloud_labels", "spec", "kops_env"), list_fields=("zones", "control_plane_zones", "admin_access"))
+        int_fields=("node_count", "control_plane_count", "kops_timeout", "api_server_count"),
+        bool_fields=("bastion", "apply", "validate", "allow_version_skip", "ipv6", "encrypt_etcd_storage"),
+        dict_fields=("cloud_labels", "spec", "kops_env"),
+        list_fields=("zones", "control_plane_zones", "admin_access", "node_security_groups", "kubernetes_feature_gates", "set"))
 
 
 # The spec fields kops knows (pkg/apis/kops/v1alpha2 json names): generated "unknown" fields avoid them.
