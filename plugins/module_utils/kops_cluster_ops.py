@@ -7,13 +7,15 @@
 """
 import hashlib
 import os
+import shutil
+import tempfile
 
 try:
     import yaml
 except ImportError:  # reported by every kops module through missing_required_lib (kops_common.state_store_of)
     yaml = None
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_kubeconfig, kops_output, kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import get_path, normalize_role, normalize_version
 
@@ -244,20 +246,44 @@ class ClusterOps(object):
         after = _tree_hash(out)
         return {"out": out, "changed": before != after, "files": sorted(_tree_files(out))}
 
-    def export_kubeconfig(self, name, path, admin, check_mode):
-        """``kops export kubecfg NAME --admin=DURATION`` into ``path``; returns ``{'path', 'changed', 'user',
-        'admin_expires'}`` (never the content). ``admin_expires`` is the NotAfter of the client certificate kops
-        wrote for the cluster's user (ISO 8601, UTC), None when it cannot be read."""
-        target = path or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+    def export_kubeconfig(self, name, path, admin, check_mode, exists=True):
+        """``kops export kubecfg NAME --admin=DURATION`` into ``path`` when the kubeconfig there has no admin credential
+        for the cluster that still serves (kops_kubeconfig.renewal_reason: server, CA, user, expiry compared with what
+        kops writes now, read from a first export into a private temporary file that is removed at once).
+
+        Returns ``{'path', 'changed', 'renewed', 'reason', 'user', 'admin_expires'}`` (never the content):
+        ``renewed`` whether the credential was (in check mode: would be) exported again, ``reason`` why, or why not.
+        ``admin_expires`` is the NotAfter of the credential in the file afterwards (ISO 8601, UTC). kops calls: one
+        when the credential is kept or in check mode, two when it is renewed. ``exists`` False (check mode, a cluster
+        this run would create) makes no kops call."""
+        target = path or (os.environ.get("KUBECONFIG") or "").split(os.pathsep)[0] or os.path.expanduser("~/.kube/config")
+        if not exists:
+            return {"path": target, "changed": True, "renewed": True, "reason": "a new cluster",
+                    "note": "not written in check mode", "user": None, "admin_expires": None}
+        have = kops_kubeconfig.cluster_entry(kops_kubeconfig.read_kubeconfig(target), name)
+        workdir = tempfile.mkdtemp(prefix="kopsible-kubeconfig-")
+        try:
+            fresh_path = os.path.join(workdir, "kubeconfig")
+            self.runner.run(["export", "kubecfg", name, "--admin=%s" % admin, "--kubeconfig", fresh_path])
+            fresh = kops_kubeconfig.cluster_entry(kops_kubeconfig.read_kubeconfig(fresh_path), name)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        reason = kops_kubeconfig.renewal_reason(have, fresh, kops_rules.admin_lifetime(admin))
+        result = {"path": target, "changed": reason is not None, "renewed": reason is not None}
+        if reason is None:
+            result.update(reason="the credential of user %s is valid until %s and server and CA are kops' own" % (
+                have["user"], kops_kubeconfig.iso(have["expires"])), user=have["user"],
+                admin_expires=kops_kubeconfig.iso(have["expires"]))
+            return result
+        result["reason"] = reason
         if check_mode:
-            return {"path": target, "changed": True, "note": "not written in check mode", "admin_expires": None}
-        before = _file_hash(target)
+            result.update(note="not written in check mode", user=have["user"], admin_expires=kops_kubeconfig.iso(have["expires"]))
+            return result
         args = ["export", "kubecfg", name, "--admin=%s" % admin]
         if path:
             args += ["--kubeconfig", path]
         self.runner.run(args)
-        result = {"path": target, "changed": before != _file_hash(target)}
-        result.update(kubeconfig_credential(target, name))
+        result.update(kops_kubeconfig.kubeconfig_credential(target, name))
         return result
 
     def validate(self, name, wait, control_plane_zones, zones):
@@ -316,36 +342,6 @@ class ClusterOps(object):
                 if summary["name"] == name or summary["name"].endswith("." + name):
                     left.append(summary)
         return left
-
-
-def kubeconfig_credential(path, cluster):
-    """The user kops wrote for ``cluster`` in the kubeconfig at ``path`` and when its client certificate expires:
-    ``{'user': str or None, 'admin_expires': ISO 8601 UTC str or None}`` (kops names the context and the admin user after the
-    cluster, pkg/kubeconfig/kubecfg_builder.go:111-112; the certificate's NotAfter is now + ``--admin``,
-    pkg/kubeconfig/create_kubecfg.go:169-186)."""
-    import base64
-
-    found = {"user": None, "admin_expires": None}
-    try:
-        with open(path) as handle:
-            config = yaml.safe_load(handle) or {}
-    except (IOError, OSError, yaml.YAMLError):
-        return found
-    context = next((c.get("context") or {} for c in config.get("contexts") or [] if c.get("name") == cluster), {})
-    found["user"] = context.get("user")
-    user = next((u.get("user") or {} for u in config.get("users") or [] if u.get("name") == found["user"]), {})
-    data = user.get("client-certificate-data")
-    if not data:
-        return found
-    try:
-        from cryptography import x509
-
-        cert = x509.load_pem_x509_certificate(base64.b64decode(data))
-        expires = getattr(cert, "not_valid_after_utc", None) or cert.not_valid_after
-        found["admin_expires"] = expires.strftime("%Y-%m-%dT%H:%M:%SZ")
-    except Exception:  # no cryptography, or not a PEM certificate: the expiry stays unknown (None)
-        pass
-    return found
 
 
 def _problem(failure):

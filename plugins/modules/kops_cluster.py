@@ -187,7 +187,15 @@ options:
     type: str
     default: 10m
   export_kubeconfig:
-    description: Write cluster credentials to O(kubeconfig) with C(kops export kubecfg).
+    description:
+      - Write cluster credentials to O(kubeconfig) with C(kops export kubecfg).
+      - kops mints a new admin certificate on every export, so the module first exports into a private temporary
+        file (removed at once) and compares it with the cluster's entries in O(kubeconfig). The credential is kept
+        (C(changed=false), one kops call) when server, TLS server name, CA and user equal what kops writes now, the
+        user's client certificate was issued by the cluster's CA, and it is valid for at least half of O(admin) and
+        no longer than O(admin). Otherwise kops exports again into O(kubeconfig) (which also makes it the current
+        context); RV(kubeconfig.renewed) and RV(kubeconfig.reason) say whether and why.
+      - With E(KUBECONFIG) listing several files and no O(kubeconfig), the first file is the one compared.
     type: bool
     default: false
   kubeconfig:
@@ -302,10 +310,15 @@ kubeconfig:
   type: dict
   contains:
     path: {description: The file written., type: str}
-    changed: {description: Whether the file changed., type: bool}
+    changed: {description: Whether the file changed (or would change, in check mode)., type: bool}
+    renewed: {description: Whether the admin credential was exported again (in check mode, would be)., type: bool}
+    reason:
+      description: Why the credential was renewed, or why the one in the file was kept.
+      type: str
+      sample: "the credential expires at 2026-12-01T09:32:05Z, in less than half of admin (18h)"
     user: {description: The kubeconfig user of the cluster's context (kops names it after the cluster)., type: str}
     admin_expires:
-      description: When the exported admin credential expires (its client certificate's NotAfter, ISO 8601 UTC); null in check mode.
+      description: When the admin credential in the file expires (its client certificate's NotAfter, ISO 8601 UTC); in check mode the one there now (null for none).
       type: str
       sample: "2026-12-01T17:32:05Z"
 msg:
@@ -609,7 +622,8 @@ def ensure_present(module, ops, name, params, s3=None):
             result["spec"] = result.get("spec") if module.check_mode else stored.get("spec")
             result["cluster"] = cluster_facts(stored if not module.check_mode else {"spec": result["spec"]})
     if params["export_kubeconfig"]:
-        result["kubeconfig"] = ops.export_kubeconfig(name, params["kubeconfig"], params["admin"], module.check_mode)
+        result["kubeconfig"] = ops.export_kubeconfig(name, params["kubeconfig"], params["admin"], module.check_mode,
+                                                     exists=current is not None or not module.check_mode)
         result["changed"] = result["changed"] or result["kubeconfig"]["changed"]
     if params["validate"] and not module.check_mode:
         result["validation"] = ops.validate(name, params["validate_timeout"], params["control_plane_zones"], params["zones"])

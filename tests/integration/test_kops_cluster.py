@@ -210,3 +210,61 @@ def test_terraform_target_kubeconfig_export_and_validation_without_api(kops_worl
     validate = run.result("validate")
     assert validate["failed"] is True
     assert "did not pass" in validate["msg"] and "did not answer" in validate["msg"]
+
+
+def test_export_kubeconfig_keeps_a_credential_that_still_serves(kops_world, kplay, tmp_path):
+    """Issue 16 item 8: a re-run of export_kubeconfig with a still-valid credential for the same cluster and user is
+    changed=false (one kops call, into a temporary file); a shorter admin, a changed server (check mode: nothing
+    written) renew it and say why."""
+    import yaml
+
+    out, kubeconfig = tmp_path / "tf", tmp_path / "kubeconfig"
+    tf = kplay([cluster_task(**kops_world.cluster_options(apply=True, target="terraform", out=str(out)))]).result("cluster")
+    assert not tf.get("failed"), tf.get("msg")
+
+    def export(check=False, **options):
+        run = kplay([cluster_task("export", name=CLUSTER, export_kubeconfig=True, kubeconfig=str(kubeconfig), **options)],
+                    check=check)
+        result = run.result("export")
+        assert not result.get("failed"), result.get("msg")
+        return result, [c["argv"][1:3] for c in result["kops_invocations"]]
+
+    first, calls = export()
+    assert first["kubeconfig"]["changed"] is True and first["kubeconfig"]["renewed"] is True
+    assert first["kubeconfig"]["reason"] == "the kubeconfig has no context for the cluster"
+    assert calls == [["get", "cluster"], ["export", "kubecfg"], ["export", "kubecfg"]]
+    text = kubeconfig.read_bytes()
+
+    again, calls = export()
+    assert again["changed"] is False, again["kubeconfig"]
+    assert again["kubeconfig"]["renewed"] is False
+    assert again["kubeconfig"]["admin_expires"] == first["kubeconfig"]["admin_expires"]
+    assert again["kubeconfig"]["reason"] == "the credential of user %s is valid until %s and server and CA are kops' own" % (
+        CLUSTER, first["kubeconfig"]["admin_expires"])
+    assert calls == [["get", "cluster"], ["export", "kubecfg"]]
+    export_argv = again["kops_invocations"][1]["argv"]
+    assert export_argv[-2] == "--kubeconfig" and export_argv[-1] != str(kubeconfig)  # the comparison's temporary file
+    assert kubeconfig.read_bytes() == text
+
+    # variant: the server entry no longer kops' own; check mode says it would renew and writes nothing
+    config = yaml.safe_load(text)
+    next(c for c in config["clusters"] if c["name"] == CLUSTER)["cluster"]["server"] = "https://old.example.org"
+    kubeconfig.write_text(yaml.safe_dump(config))
+    tampered = kubeconfig.read_bytes()
+    preview, dummy = export(check=True)
+    assert preview["changed"] is True and preview["kubeconfig"]["renewed"] is True
+    assert preview["kubeconfig"]["reason"] == "its server is https://old.example.org, kops now writes https://api." + CLUSTER
+    assert kubeconfig.read_bytes() == tampered
+    fixed, dummy = export()
+    assert fixed["changed"] is True
+    assert next(c for c in yaml.safe_load(kubeconfig.read_text())["clusters"] if c["name"] == CLUSTER)["cluster"]["server"] == (
+        "https://api." + CLUSTER)
+
+    # variant: admin shortened to 1h: the 18 h credential is longer than asked, so a 1 h one replaces it
+    shorter, dummy = export(admin="1h")
+    assert shorter["kubeconfig"]["renewed"] is True
+    assert shorter["kubeconfig"]["reason"].endswith("longer than admin (1h) allows"), shorter["kubeconfig"]
+    expires = datetime.datetime.strptime(shorter["kubeconfig"]["admin_expires"], "%Y-%m-%dT%H:%M:%SZ")
+    assert abs((expires - datetime.datetime.utcnow()).total_seconds() - 3600) < 600
+    kept, dummy = export(admin="1h")
+    assert kept["changed"] is False and kept["kubeconfig"]["admin_expires"] == shorter["kubeconfig"]["admin_expires"]
