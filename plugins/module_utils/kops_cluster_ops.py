@@ -100,9 +100,10 @@ class ClusterOps(object):
         return kops_output.parse_get_json(out)[0]
 
     def get_all(self, name):
-        """``kops get --name NAME -o json``: ``(cluster dict or None, {ig name: ig dict})``. One kops call."""
+        """``kops get all --name NAME -o json`` (``kops get --name`` is its deprecated alias, cmd/kops/get.go:78):
+        ``(cluster dict or None, {ig name: ig dict})``. One kops call."""
         try:
-            out = self.runner.run(["get", "--name", name, "-o", "json"]).stdout
+            out = self.runner.run(["get", "all", "--name", name, "-o", "json"]).stdout
         except KopsError as exc:
             if exc.not_found:
                 return None, {}

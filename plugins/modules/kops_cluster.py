@@ -217,7 +217,7 @@ notes:
   - Supports check mode and diff mode. A second identical run reports C(changed=false); a no-op
     run with O(apply=true) calls kops twice (C(get cluster), C(update cluster) dry run), or three times when
     O(ssh_public_key) is given (C(get sshpublickeys) to compare it); with create-only options the first call is
-    C(get --name), which reads the instance groups too.
+    C(get all --name), which reads the instance groups too.
   - Part of the C(kopsible.kops.kops) action group.
 """
 

@@ -57,7 +57,7 @@ extends_documentation_fragment:
   - amazon.aws.region.modules
   - amazon.aws.boto3
 notes:
-  - Supports check mode. A no-op run makes one kops call; when groups need an update, C(kops get --name) reads their
+  - Supports check mode. A no-op run makes one kops call; when groups need an update, C(kops get all --name) reads their
     rolling update settings (one more call).
   - The PodDisruptionBudget check runs with the kubernetes Python client. A budget blocks when its
     C(status.disruptionsAllowed) is 0 and it selects a running pod on a node of a group about to roll

@@ -50,7 +50,7 @@ def test_create_apply_builds_ha_cluster_then_second_run_is_a_noop(kops_world, kp
     assert again["changed"] is False, again.get("plan_summary")
     # The create-only options are compared with the stored cluster (its groups and SSH key): equal, so no warning
     # (issue 16 item 9).
-    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "--name"], ["get", "sshpublickeys"],
+    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "all"], ["get", "sshpublickeys"],
                                                                     ["update", "cluster"]]
     assert again["create_only_differences"] == [] and not again.get("warnings"), again.get("warnings")
     assert kops_world.store() == store and kops_world.store_versions() == versions
@@ -153,7 +153,7 @@ def test_dns_zone_farther_than_a_delegated_zone_is_refused(kops_world, kplay):
         assert result["failed"] is True
         assert result["msg"].startswith("dns_zone: example.org is not the closest hosted zone enclosing %s: the public zone "
                                         "%s (%s) exists and is delegated from example.org" % (CLUSTER, SUBDOMAIN, kops_world.zone_id))
-        assert [c["argv"][1:3] for c in result["kops_invocations"]] == [["get", "--name"]]
+        assert [c["argv"][1:3] for c in result["kops_invocations"]] == [["get", "all"]]
     assert kops_world.emulator.snapshot() == before and kops_world.store() == store
 
 

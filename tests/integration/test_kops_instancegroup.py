@@ -50,7 +50,7 @@ def test_scale_up_preview_apply_and_noop(cluster, kplay):
     versions = cluster.store_versions()
     again = kplay([ig_task(name=NODES, min_size=3, max_size=3)]).result("ig")
     assert again["changed"] is False
-    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "--name"]]
+    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "all"]]
     assert cluster.store_versions() == versions
 
 
@@ -67,7 +67,7 @@ def test_apply_without_the_dry_run_when_the_run_wrote_the_spec(cluster, kplay):
 
     again = kplay([ig_task(name=NODES, min_size=2, max_size=2, apply=True, plan_before_apply=False)]).result("ig")
     assert again["changed"] is False and again["plan"]["changed"] is False, again.get("plan_summary")
-    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "--name"], ["update", "cluster"]]
+    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "all"], ["update", "cluster"]]
     assert all("--yes" not in c["argv"] for c in again["kops_invocations"])
 
     # Drift (the group changed outside kops) with nothing to write: planned, shown, repaired.

@@ -131,7 +131,7 @@ def test_drain_and_terminate_false_is_skipped_and_left_out(kops_world, kplay):
     assert skipped["skipped_groups"] == [{"name": "nodes-us-east-1a", "reason": "rollingUpdate.drainAndTerminate: false on the InstanceGroup"}]
     assert skipped["would_roll"] == []
     assert [g["status"] for g in skipped["groups_before"] if g["name"] == "nodes-us-east-1a"] == ["NeedsUpdate"]
-    assert [c["argv"][1:3] for c in skipped["kops_invocations"]] == [["rolling-update", "cluster"], ["get", "--name"]]
+    assert [c["argv"][1:3] for c in skipped["kops_invocations"]] == [["rolling-update", "cluster"], ["get", "all"]]
     assert skipped["state_store_safety"]["lock"] is None
     assert kops_world.groups() == instances
 

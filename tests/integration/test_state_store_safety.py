@@ -112,7 +112,7 @@ def test_lock_versions_accounts_and_protection(protected, kplay):
 
     def other_run_finishes():
         # once the waiting run's `kops get` has come and gone it has read the spec and waits for the lock
-        wait_for_process(["get", "--name", CLUSTER])
+        wait_for_process(["get", "all", "--name", CLUSTER])
         time.sleep(1)
         body = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read().decode().replace("maxSize: %d" % stored_size(world)[1], "maxSize: 7")
         s3.put_object(Bucket=BUCKET, Key=key, Body=body.encode())
