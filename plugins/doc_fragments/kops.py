@@ -52,10 +52,11 @@ notes:
   - kops receives the module's AWS settings (O(region), O(endpoint_url), credentials or O(profile)) as
     environment variables; with O(endpoint_url) the state store is reached through the same endpoint
     (C(S3_ENDPOINT)), which is how the collection runs against a local AWS emulator.
-  - kops' own warnings reach the result's C(warnings), each once per run, named by the kops command that printed it,
-    e.g. C(kops upgrade cluster: cluster version "1.35.4" is greater than the desired version "1.35.2"): klog
-    C(W) lines, the notices kops frames in lines of C(*) (a new kops version, a deprecated Kubernetes version) and
-    plain lines on standard error (e.g. C(Unable to reach the kubernetes API.)), failed runs included.
+  - >-
+    kops' own warnings reach the result's C(warnings), each once per run, named by the kops command that printed it,
+    e.g. C(kops upgrade cluster: cluster version "1.35.4" is greater than the desired version "1.35.2"). They are
+    klog C(W) lines, the notices kops frames in lines of C(*) (a new kops version, a deprecated Kubernetes version)
+    and plain lines on standard error (e.g. C(Unable to reach the kubernetes API.)), failed runs included.
 """
 
     # Modules that plan and apply (kops_cluster, kops_instancegroup): ClusterOps.plan_and_apply.
