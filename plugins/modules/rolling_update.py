@@ -105,7 +105,7 @@ skipped_groups:
   description:
     - Groups that need an update but whose rolling update kops disables (C(rollingUpdate.drainAndTerminate) false on the
       InstanceGroup, or in the cluster spec when the group sets none), with the reason. They are left out of the
-      C(--yes) call (named with C(--instance-group)): kops would still taint their nodes and detach surge instances
+      C(--yes) call (named with C(--instance-group)), since kops would still taint their nodes and detach surge instances
       before it reads the setting. Only they needing an update makes no C(--yes) call, takes no lock, C(changed=false).
   returned: always
   type: list
