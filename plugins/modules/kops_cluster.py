@@ -321,6 +321,14 @@ kubeconfig:
       description: When the admin credential in the file expires (its client certificate's NotAfter, ISO 8601 UTC); in check mode the one there now (null for none).
       type: str
       sample: "2026-12-01T17:32:05Z"
+written:
+  description:
+    - What a failed C(kops create cluster) left in the state store (C(cluster), C(instance_groups), C(ssh_public_keys)
+      count); empty when it wrote nothing. The failure message says how to finish (re-run; the stored spec is
+      continued, the create-only options compared with it) or remove it (O(state=absent)).
+  returned: when creating the cluster failed
+  type: dict
+  sample: {cluster: mycluster01.kopsclustertest.example.org, instance_groups: [control-plane-us-east-1a, nodes-us-east-1a], ssh_public_keys: 1}
 msg:
   description: What happened when there was nothing to do, e.g. that the cluster to delete does not exist.
   returned: when O(state=absent) and the cluster does not exist
@@ -502,7 +510,10 @@ def create(module, ops, name, params, result):
             result["spec"] = desired.get("spec", {})
             result["instance_groups"] = [ops.ig_summary(d) for d in documents if d.get("kind") == "InstanceGroup"]
         else:
-            result["plan"] = ops.create(args)
+            try:
+                result["plan"] = ops.create(args)
+            except KopsError as exc:
+                fail_create(module, ops, name, exc, result)
             if params["spec"]:
                 stored = ops.get_cluster(name)
                 ops.replace(kops_spec.desired_object(stored, None, params["spec"]))
@@ -513,6 +524,33 @@ def create(module, ops, name, params, result):
             os.unlink(key_file.name)
     result["changed"] = True
     result["diff"] = {"before": {}, "after": {"spec": result.get("spec") or "(created by kops)"}}
+
+
+def fail_create(module, ops, name, exc, result):
+    """Fail a ``kops create cluster`` that kops refused, saying what it left in the state store (``result['written']``)
+    and how to finish or remove it. kops writes the Cluster, its InstanceGroups and addons (registry/helpers.go:29-65
+    CreateClusterConfig), then the SSH key, then previews the cloud plan (cmd/kops/create_cluster.go:794-868), so a
+    failure after the first write leaves a spec that no cloud resource belongs to yet."""
+    try:
+        cluster, groups = ops.get_all(name)
+        keys = ops.get_ssh_keys(name) if cluster is not None else []
+    except KopsError as read_error:
+        module.fail_json(msg="kops create cluster failed for %s: %s; what it left in %s could not be read (%s)" % (
+            name, exc.message, ops.state_store, read_error.message), **dict(exc.to_result(), **result))
+    if cluster is None:
+        module.fail_json(msg="kops create cluster failed for %s: %s; nothing was written to %s" % (
+            name, exc.message, ops.state_store), written={}, **dict(exc.to_result(), **result))
+    result["written"] = {"cluster": name, "instance_groups": sorted(groups), "ssh_public_keys": len(keys or [])}
+    result["changed"] = True
+    module.fail_json(msg=(
+        "kops create cluster failed for %s: %s. It had written the spec to %s: the Cluster, %s, %s; nothing was applied "
+        "to the cloud. To finish, remove the cause and re-run this task: it continues from the stored spec (the options "
+        "that only shape a new cluster are compared with it, not applied), and apply: true builds it. To remove it, run "
+        "state: absent (kops delete cluster --name %s --yes)" % (
+            name, exc.message, ops.state_store,
+            "InstanceGroups " + ", ".join(sorted(groups)) if groups else "no InstanceGroup",
+            "%d SSH public key(s)" % len(keys or []) if keys else "no SSH public key", name)),
+        **dict(exc.to_result(), **result))
 
 
 def check_version_rule(module, current, params, result):

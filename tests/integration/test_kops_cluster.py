@@ -268,3 +268,35 @@ def test_export_kubeconfig_keeps_a_credential_that_still_serves(kops_world, kpla
     assert abs((expires - datetime.datetime.utcnow()).total_seconds() - 3600) < 600
     kept, dummy = export(admin="1h")
     assert kept["changed"] is False and kept["kubeconfig"]["admin_expires"] == shorter["kubeconfig"]["admin_expires"]
+
+
+def test_failed_create_says_what_it_wrote_and_the_rerun_continues(kops_world, kplay):
+    """Issue 16 item 9: `kops create cluster` writes the spec, then fails in its cloud preview (here: no nodeup
+    hashes at KOPS_BASE_URL); the failure names what it left in the state store and how to finish or remove it. The
+    re-run compares the create-only options with the stored cluster (variant: node_count 3 differs, named, not
+    applied) and the one with equal options builds the cluster from the stored spec."""
+    broken = dict(kops_world.kops["kops_env"], KOPS_BASE_URL="file:///nonexistent/kops-artifacts")
+    failed = kplay([cluster_task(**kops_world.cluster_options(apply=True, kops_env=broken))]).result("cluster")
+    assert failed["failed"] is True
+    groups = ["control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c", "nodes-us-east-1a",
+              "nodes-us-east-1b", "nodes-us-east-1c"]
+    assert failed["written"] == {"cluster": CLUSTER, "instance_groups": groups, "ssh_public_keys": 1}, failed.get("msg")
+    assert failed["msg"].startswith("kops create cluster failed for %s: " % CLUSTER)
+    assert ("It had written the spec to s3://kopsible-state: the Cluster, InstanceGroups %s, 1 SSH public key(s); nothing "
+            "was applied to the cloud" % ", ".join(groups)) in failed["msg"]
+    assert failed["msg"].endswith("state: absent (kops delete cluster --name %s --yes)" % CLUSTER)
+    store = kops_world.store()
+    assert "%s/config" % CLUSTER in store and all("%s/instancegroup/%s" % (CLUSTER, g) in store for g in groups)
+    assert kops_world.groups() == {}
+
+    other = kplay([cluster_task(**kops_world.cluster_options(node_count=3))]).result("cluster")
+    assert not other.get("failed"), other.get("msg")
+    assert other["changed"] is False
+    assert other["create_only_differences"] == ["node_count (given 3; the cluster has 2)"]
+    assert any("node_count only shape" in w for w in other.get("warnings", [])), other.get("warnings")
+
+    finished = kplay([cluster_task(**kops_world.cluster_options(apply=True))]).result("cluster")
+    assert not finished.get("failed"), finished.get("msg")
+    assert finished["changed"] is True and finished["create_only_differences"] == []
+    assert not [w for w in finished.get("warnings", []) if not w.startswith("kops update cluster: ")]  # kops' offline notices aside
+    assert sum(g["desired"] for n, g in kops_world.groups().items() if n.startswith("nodes-")) == 2
