@@ -76,4 +76,9 @@ options:
         option.
     type: bool
     default: true
+notes:
+  - >-
+    With C(--diff), a non-empty cloud plan is shown after the spec diff, one line per planned item under
+    "cloud plan of kops update cluster (to apply)" (or "(applied)"), so a change the plan alone decides (the spec
+    already stored, the cloud behind it or drifted) shows what changes.
 """

@@ -168,6 +168,20 @@ def report_plan(result, plan, applied):
         result["plan_note"] = PLAN_SKIPPED_NOTE
     if applied or (plan is not None and plan["changed"]):
         result["changed"] = True
+    if plan is not None and plan["changed"]:
+        add_plan_diff(result, applied)
+
+
+def add_plan_diff(result, applied):
+    """Show the cloud plan in ``--diff`` (result changed in place): ``result['diff']`` becomes a list, the spec diff
+    (if any) followed by ``{'prepared': text}`` with one line per planned item (ansible's callbacks print a prepared
+    diff as given). A run whose change only the plan decides (the spec already stored, the cloud behind it) otherwise
+    shows no difference at all."""
+    diffs = result.get("diff") or []
+    diffs = list(diffs) if isinstance(diffs, list) else [diffs]
+    header = "cloud plan of kops update cluster (%s):" % ("applied" if applied else "to apply")
+    diffs.append({"prepared": "\n".join([header] + ["  " + line for line in result["plan_summary"]]) + "\n"})
+    result["diff"] = diffs
 
 
 def summarize_plan(plan):
