@@ -15,7 +15,7 @@ try:
 except ImportError:  # reported by every kops module through missing_required_lib (kops_common.state_store_of)
     yaml = None
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_kubeconfig, kops_output, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_kubeconfig, kops_output, kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import get_path, normalize_role, normalize_version
 
@@ -83,6 +83,32 @@ class ClusterOps(object):
         self._before_write = before_write
         self.previous_versions = {}
         self.spec_written = False  # a spec change this run wrote and the cloud does not have yet
+        self.planned = None  # the spec changes of this attempt (intend), for kops_common.replan_on_change
+        self._first_plan = None
+        self._conflict = None
+
+    def intend(self, changes):
+        """Record the spec changes (kops_spec.diff_paths list) this run is about to write, before writing them. In the
+        attempt after a replan, fail (the callback of :meth:`replan`) when a field of them was changed by another run
+        since the first attempt read the spec (kops_spec.changed_meanwhile)."""
+        if self._conflict is not None:
+            conflicts = kops_spec.changed_meanwhile(self._first_plan, changes)
+            if conflicts:
+                self._conflict(conflicts)
+        self.planned = changes
+
+    def replan(self, module, guard):
+        """Prepare the second attempt of kops_common.replan_on_change: keep the first attempt's planned changes and
+        fail the module from :meth:`intend` when the new plan meets a field another run changed."""
+        self._first_plan, self.planned = self.planned or [], None
+        cluster = guard.cluster
+
+        def conflict(fields):
+            module.fail_json(msg="another run changed fields this run sets while it waited %ss for the lock of cluster %s: "
+                                 "%s. This run wrote nothing; re-run to set them over the other run's values" % (
+                                     guard.lock.waited if guard.lock else 0, cluster, "; ".join(fields)),
+                             conflicting_fields=fields, kops_invocations=self.runner.calls, state_store_safety=guard.facts())
+        self._conflict = conflict
 
     def _writing(self, spec=False):
         if self._before_write:

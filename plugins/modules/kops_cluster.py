@@ -393,7 +393,7 @@ from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
     CREATE_ONLY, ClusterOps, cluster_facts, check_version_change, create_only_differences, stored_create_options)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
-    KopsModule, StoreGuard, kops_argument_spec, state_store_of)
+    KopsModule, StoreGuard, kops_argument_spec, replan_on_change, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -609,6 +609,7 @@ def converge(module, ops, name, current, params, result, base=None):
         if module.check_mode:
             result["pending"] = [desired]
         elif kops_spec.diff_paths(kops_spec.strip_server_fields(base), desired):
+            ops.intend(result["changes"])
             ops.replace(desired)
 
 
@@ -715,7 +716,8 @@ def main():
                      autoscaling=lambda: module.client("autoscaling"))
     with guard:
         try:
-            result = ensure_present(module, ops, name, params, guard.s3) if params["state"] == "present" else ensure_absent(module, ops, name, params)
+            result = replan_on_change(module, guard, ops, lambda: (
+                ensure_present(module, ops, name, params, guard.s3) if params["state"] == "present" else ensure_absent(module, ops, name, params)))
         except KopsError as exc:
             module.fail_json(msg="kops failed for cluster %s: %s" % (name, exc.message), kops_invocations=runner.calls,
                              previous_versions=ops.previous_versions, state_store_safety=guard.facts(), **exc.to_result())

@@ -240,7 +240,7 @@ import functools
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_cluster_ops, kops_ig, kops_output, kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
-    KopsModule, StoreGuard, kops_argument_spec, state_store_of)
+    KopsModule, StoreGuard, kops_argument_spec, replan_on_change, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -354,11 +354,21 @@ def ensure(module, ops, params):
         result["changed"] = True
         pending = manifest
         if not module.check_mode:
+            ops.intend(result["changes"])
             (ops.replace if current else ops.create_manifest)(manifest)
             pending = None
     result["spec"] = manifest.get("spec")
     result["instance_group"] = ops.ig_summary(manifest)
     return result, pending
+
+
+def ensure_and_apply(module, ops, params, guard):
+    """Converge the group, then plan and apply (absent: plan only after a deletion, the group's cloud resources are
+    already gone then). Returns the result."""
+    result, pending = ensure(module, ops, params)
+    if params["apply"] and (params["state"] == "present" or result["changed"]):
+        plan_and_apply(module, ops, params, result["cluster"], pending, guard.s3, result)
+    return result
 
 
 def main():
@@ -383,10 +393,7 @@ def main():
                      autoscaling=lambda: module.client("autoscaling"))
     with guard:
         try:
-            result, pending = ensure(module, ops, params)
-            # Absent: plan only after a deletion (the group's cloud resources are already gone then).
-            if params["apply"] and (params["state"] == "present" or result["changed"]):
-                plan_and_apply(module, ops, params, result["cluster"], pending, guard.s3, result)
+            result = replan_on_change(module, guard, ops, lambda: ensure_and_apply(module, ops, params, guard))
         except KopsError as exc:
             module.fail_json(msg="kops failed for InstanceGroup %s: %s" % (params["name"], exc.message),
                              kops_invocations=runner.calls, previous_versions=ops.previous_versions,

@@ -174,7 +174,8 @@ from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_pdb, kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, StoreGuard, kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
+    KopsModule, StoreGuard, kops_argument_spec, replan_on_change, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import (
     DURATION_FLAGS, drain_disabled, group_instances, replaced, roll_args, roll_report, rolling_update_args)
@@ -243,7 +244,8 @@ def main():
     result = dict(changed=False, cluster=cluster, replaced={}, kops_invocations=runner.calls)
     with StoreGuard(module, state_store, cluster) as guard:
         try:
-            roll(module, params, runner, cluster, result, guard)
+            # a spec written by another run while this one waited for the lock: list again what needs a roll
+            replan_on_change(module, guard, None, lambda: roll(module, params, runner, cluster, result, guard))
         except KopsError as exc:
             module.fail_json(msg="kops rolling-update failed for %s: %s" % (cluster, exc.message),
                              state_store_safety=guard.facts(), **dict(exc.to_result(), **result))
