@@ -37,6 +37,9 @@ options:
       - Seconds to wait for the cluster's state-store lock while another run holds it, then fail naming the
         holder. The lock is an object C(.kopsible-locks/<cluster>.json) in the state store, created with a
         conditional put (C(If-None-Match)); check mode takes no lock.
+      - A run that waited while another run wrote the cluster's spec reads it again under the lock and plans
+        on it before writing (C(state_store_safety.lock.replanned)); it fails, writing nothing, only when
+        the other run changed a field this run sets (C(conflicting_fields) names them).
     type: int
     default: 600
   break_lock:
