@@ -310,15 +310,17 @@ kubeconfig:
   type: dict
   contains:
     path: {description: The file written., type: str}
-    changed: {description: Whether the file changed (or would change, in check mode)., type: bool}
-    renewed: {description: Whether the admin credential was exported again (in check mode, would be)., type: bool}
+    changed: {description: "Whether the file changed (or would change, in check mode).", type: bool}
+    renewed: {description: "Whether the admin credential was exported again (in check mode, would be).", type: bool}
     reason:
       description: Why the credential was renewed, or why the one in the file was kept.
       type: str
       sample: "the credential expires at 2026-12-01T09:32:05Z, in less than half of admin (18h)"
     user: {description: The kubeconfig user of the cluster's context (kops names it after the cluster)., type: str}
     admin_expires:
-      description: When the admin credential in the file expires (its client certificate's NotAfter, ISO 8601 UTC); in check mode the one there now (null for none).
+      description:
+        - When the admin credential in the file expires (its client certificate's NotAfter, ISO 8601 UTC).
+        - In check mode, the one in the file now (null for none).
       type: str
       sample: "2026-12-01T17:32:05Z"
 written:
@@ -328,7 +330,8 @@ written:
       continued, the create-only options compared with it) or remove it (O(state=absent)).
   returned: when creating the cluster failed
   type: dict
-  sample: {cluster: mycluster01.kopsclustertest.example.org, instance_groups: [control-plane-us-east-1a, nodes-us-east-1a], ssh_public_keys: 1}
+  sample: {cluster: mycluster01.kopsclustertest.example.org, instance_groups: [control-plane-us-east-1a, nodes-us-east-1a],
+           ssh_public_keys: 1}
 msg:
   description: What happened when there was nothing to do, e.g. that the cluster to delete does not exist.
   returned: when O(state=absent) and the cluster does not exist
