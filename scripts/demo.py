@@ -71,6 +71,35 @@ def main(argv=None):
     print("\ndemo: done in %.0fs (emulator and control planes stopped)" % elapsed)
 
 
+def zone_lines(record):
+    """A record as zone-file text (list of str, one line per value: ``NAME. TTL IN TYPE VALUE``), from a route53_info
+    record set (snake_case: ``name``, ``ttl``, ``resource_records`` [{``value``}], ``alias_target``) or a
+    kops_cluster ``dns_records_left`` item (``name``, ``ttl``, ``values``). An alias has no TTL or value of its own in
+    a zone file; it is shown as a comment naming its target, as Route 53's console export does."""
+    name = record["name"].rstrip(".") + "."
+    alias = record.get("alias_target") or {}
+    values = [v["value"] if isinstance(v, dict) else v for v in record.get("resource_records") or record.get("values") or []]
+    if alias or any(str(v).startswith("ALIAS ") for v in values):
+        target = alias.get("dns_name") or str(values[0])[len("ALIAS "):]
+        return ["%s IN %s ; alias to %s" % (name, record["type"], target.rstrip(".") + ".")]
+    return ["%s %s IN %s %s" % (name, record.get("ttl"), record["type"], value) for value in values]
+
+
+def upgrade_line(applied, preflight, roll):
+    """The upgrade's summary line. The apply step skips its dry run (the upgrade role's ``plan_before_apply: false``),
+    so its ``plan`` is null: what it applied is the spec changes it wrote and the cloud changes the pre-flight planned
+    for them; with a plan of its own, that plan's items."""
+    plan = applied.get("plan")
+    if plan is None:
+        items = len((preflight or {}).get("plan_summary") or [])
+        what = "%d spec change(s) written, %d cloud change(s) applied (planned by the pre-flight)" % (
+            len(applied.get("changes") or []), items)
+    else:
+        what = "%d plan items applied" % len(applied.get("plan_summary") or [])
+    return "%s, %d groups rolled%s" % (what, len(roll.get("replaced", {})),
+                                       "" if not roll.get("rolled") else ", drained for real in %.0fs" % (roll.get("roll_seconds") or 0))
+
+
 def lifecycle(local, kubeconfig, yaml):
     """Create the parent zone and run playbooks/lifecycle.yml in ``local`` (a started LocalWorld); returns
     (run, example vars, seconds)."""
@@ -120,8 +149,8 @@ def report(run, example, elapsed, world=None):
         print("   plan: %d resources created" % len((c.get("plan") or {}).get("create", [])))
         print("   records kops made in %s:" % example["cluster_dns_zone"])
         for rr in records:
-            values = [v["value"] if isinstance(v, dict) else v for v in rr.get("resource_records", [])] or [rr.get("alias_target", {}).get("dns_name")]
-            print("      %-60s %-4s %s" % (rr["name"].rstrip("."), rr["type"], ", ".join(str(v) for v in values)[:60]))
+            for line in zone_lines(rr):
+                print("      %s" % line)
         print("   Auto Scaling groups (min/max/desired, instances):")
         for g in sorted(groups, key=lambda g: g["auto_scaling_group_name"]):
             print("      %-60s %d/%d/%d  %s" % (g["auto_scaling_group_name"], g["min_size"], g["max_size"], g["desired_capacity"],
@@ -149,9 +178,9 @@ def report(run, example, elapsed, world=None):
     roll = task(run, "Rolling update in kops' order (bastions, control plane, nodes)")
     applied = task(run, "Set the version and apply")
     if roll:
-        print("\n== 5. upgrade to %s (playbooks/upgrade_cluster.yml): %d plan items applied, %d groups rolled%s" % (
-            applied.get("cluster", {}).get("kubernetes_version"), len(applied.get("plan_summary", [])), len(roll.get("replaced", {})),
-            "" if not roll.get("rolled") else ", drained for real in %.0fs" % (roll.get("roll_seconds") or 0)))
+        preflight = task(run, "Pre-flight - version rule and the plan of the upgrade (nothing is written)")
+        print("\n== 5. upgrade to %s (playbooks/upgrade_cluster.yml): %s" % (
+            applied.get("cluster", {}).get("kubernetes_version"), upgrade_line(applied, preflight, roll)))
         for group in roll.get("rolled") or []:
             print("   %-26s %s  drained %d node(s), %d pod(s) evicted%s, %d validation(s) %.0fs, %.0fs" % (
                 group["name"], ", ".join("%s -> %s" % (i["old"], i["new"]) for i in group["instances"]),
@@ -177,8 +206,11 @@ def report(run, example, elapsed, world=None):
                                                                   else "FAILED %s" % validated_after.get("problems")))
     if deleted:
         d = deleted[0]
+        left = [line for r in d.get("dns_records_left") or [] for line in zone_lines(r)]
         print("\n== 6. cluster deleted: %d cloud resources; records left under its name: %s" % (
-            len(d.get("deleted_resources", [])), d.get("dns_records_left")))
+            len(d.get("deleted_resources", [])), "none" if not left else ""))
+        for line in left:
+            print("      %s" % line)
     print("   %s" % (final.get("msg") or "subdomain check did not run"))
     summary = {"elapsed_seconds": round(elapsed, 1), "rc": run.rc, "stats": run.stats,
                "delegation": {k: delegation.get(k) for k in ("zone_id", "name_servers", "verified")},

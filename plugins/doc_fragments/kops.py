@@ -37,6 +37,9 @@ options:
       - Seconds to wait for the cluster's state-store lock while another run holds it, then fail naming the
         holder. The lock is an object C(.kopsible-locks/<cluster>.json) in the state store, created with a
         conditional put (C(If-None-Match)); check mode takes no lock.
+      - A run that waited while another run wrote the cluster's spec reads it again under the lock and plans
+        on it before writing (C(state_store_safety.lock.replanned)); it fails, writing nothing, only when
+        the other run changed a field this run sets (C(conflicting_fields) names them).
     type: int
     default: 600
   break_lock:
@@ -52,6 +55,11 @@ notes:
   - kops receives the module's AWS settings (O(region), O(endpoint_url), credentials or O(profile)) as
     environment variables; with O(endpoint_url) the state store is reached through the same endpoint
     (C(S3_ENDPOINT)), which is how the collection runs against a local AWS emulator.
+  - >-
+    kops' own warnings reach the result's C(warnings), each once per run, named by the kops command that printed it,
+    e.g. C(kops upgrade cluster: cluster version "1.35.4" is greater than the desired version "1.35.2"). They are
+    klog C(W) lines, the notices kops frames in lines of C(*) (a new kops version, a deprecated Kubernetes version)
+    and plain lines on standard error (e.g. C(Unable to reach the kubernetes API.)), failed runs included.
 """
 
     # Modules of the action group that run no kops (route53_subdomain): the group's shared options are accepted, so
@@ -110,4 +118,9 @@ options:
         option.
     type: bool
     default: true
+notes:
+  - >-
+    With C(--diff), a non-empty cloud plan is shown after the spec diff, one line per planned item under
+    "cloud plan of kops update cluster (to apply)" (or "(applied)"), so a change the plan alone decides (the spec
+    already stored, the cloud behind it or drifted) shows what changes.
 """

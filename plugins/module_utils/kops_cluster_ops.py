@@ -7,13 +7,15 @@
 """
 import hashlib
 import os
+import shutil
+import tempfile
 
 try:
     import yaml
 except ImportError:  # reported by every kops module through missing_required_lib (kops_common.state_store_of)
     yaml = None
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_kubeconfig, kops_output, kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import get_path, normalize_role, normalize_version
 
@@ -81,6 +83,32 @@ class ClusterOps(object):
         self._before_write = before_write
         self.previous_versions = {}
         self.spec_written = False  # a spec change this run wrote and the cloud does not have yet
+        self.planned = None  # the spec changes of this attempt (intend), for kops_common.replan_on_change
+        self._first_plan = None
+        self._conflict = None
+
+    def intend(self, changes):
+        """Record the spec changes (kops_spec.diff_paths list) this run is about to write, before writing them. In the
+        attempt after a replan, fail (the callback of :meth:`replan`) when a field of them was changed by another run
+        since the first attempt read the spec (kops_spec.changed_meanwhile)."""
+        if self._conflict is not None:
+            conflicts = kops_spec.changed_meanwhile(self._first_plan, changes)
+            if conflicts:
+                self._conflict(conflicts)
+        self.planned = changes
+
+    def replan(self, module, guard):
+        """Prepare the second attempt of kops_common.replan_on_change: keep the first attempt's planned changes and
+        fail the module from :meth:`intend` when the new plan meets a field another run changed."""
+        self._first_plan, self.planned = self.planned or [], None
+        cluster = guard.cluster
+
+        def conflict(fields):
+            module.fail_json(msg="another run changed fields this run sets while it waited %ss for the lock of cluster %s: "
+                                 "%s. This run wrote nothing; re-run to set them over the other run's values" % (
+                                     guard.lock.waited if guard.lock else 0, cluster, "; ".join(fields)),
+                             conflicting_fields=fields, kops_invocations=self.runner.calls, state_store_safety=guard.facts())
+        self._conflict = conflict
 
     def _writing(self, spec=False):
         if self._before_write:
@@ -98,9 +126,10 @@ class ClusterOps(object):
         return kops_output.parse_get_json(out)[0]
 
     def get_all(self, name):
-        """``kops get --name NAME -o json``: ``(cluster dict or None, {ig name: ig dict})``. One kops call."""
+        """``kops get all --name NAME -o json`` (``kops get --name`` is its deprecated alias, cmd/kops/get.go:78):
+        ``(cluster dict or None, {ig name: ig dict})``. One kops call."""
         try:
-            out = self.runner.run(["get", "--name", name, "-o", "json"]).stdout
+            out = self.runner.run(["get", "all", "--name", name, "-o", "json"]).stdout
         except KopsError as exc:
             if exc.not_found:
                 return None, {}
@@ -244,20 +273,44 @@ class ClusterOps(object):
         after = _tree_hash(out)
         return {"out": out, "changed": before != after, "files": sorted(_tree_files(out))}
 
-    def export_kubeconfig(self, name, path, admin, check_mode):
-        """``kops export kubecfg NAME --admin=DURATION`` into ``path``; returns ``{'path', 'changed', 'user',
-        'admin_expires'}`` (never the content). ``admin_expires`` is the NotAfter of the client certificate kops
-        wrote for the cluster's user (ISO 8601, UTC), None when it cannot be read."""
-        target = path or os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
+    def export_kubeconfig(self, name, path, admin, check_mode, exists=True):
+        """``kops export kubecfg NAME --admin=DURATION`` into ``path`` when the kubeconfig there has no admin credential
+        for the cluster that still serves (kops_kubeconfig.renewal_reason: server, CA, user, expiry compared with what
+        kops writes now, read from a first export into a private temporary file that is removed at once).
+
+        Returns ``{'path', 'changed', 'renewed', 'reason', 'user', 'admin_expires'}`` (never the content):
+        ``renewed`` whether the credential was (in check mode: would be) exported again, ``reason`` why, or why not.
+        ``admin_expires`` is the NotAfter of the credential in the file afterwards (ISO 8601, UTC). kops calls: one
+        when the credential is kept or in check mode, two when it is renewed. ``exists`` False (check mode, a cluster
+        this run would create) makes no kops call."""
+        target = path or (os.environ.get("KUBECONFIG") or "").split(os.pathsep)[0] or os.path.expanduser("~/.kube/config")
+        if not exists:
+            return {"path": target, "changed": True, "renewed": True, "reason": "a new cluster",
+                    "note": "not written in check mode", "user": None, "admin_expires": None}
+        have = kops_kubeconfig.cluster_entry(kops_kubeconfig.read_kubeconfig(target), name)
+        workdir = tempfile.mkdtemp(prefix="kopsible-kubeconfig-")
+        try:
+            fresh_path = os.path.join(workdir, "kubeconfig")
+            self.runner.run(["export", "kubecfg", name, "--admin=%s" % admin, "--kubeconfig", fresh_path])
+            fresh = kops_kubeconfig.cluster_entry(kops_kubeconfig.read_kubeconfig(fresh_path), name)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        reason = kops_kubeconfig.renewal_reason(have, fresh, kops_rules.admin_lifetime(admin))
+        result = {"path": target, "changed": reason is not None, "renewed": reason is not None}
+        if reason is None:
+            result.update(reason="the credential of user %s is valid until %s and server and CA are kops' own" % (
+                have["user"], kops_kubeconfig.iso(have["expires"])), user=have["user"],
+                admin_expires=kops_kubeconfig.iso(have["expires"]))
+            return result
+        result["reason"] = reason
         if check_mode:
-            return {"path": target, "changed": True, "note": "not written in check mode", "admin_expires": None}
-        before = _file_hash(target)
+            result.update(note="not written in check mode", user=have["user"], admin_expires=kops_kubeconfig.iso(have["expires"]))
+            return result
         args = ["export", "kubecfg", name, "--admin=%s" % admin]
         if path:
             args += ["--kubeconfig", path]
         self.runner.run(args)
-        result = {"path": target, "changed": before != _file_hash(target)}
-        result.update(kubeconfig_credential(target, name))
+        result.update(kops_kubeconfig.kubeconfig_credential(target, name))
         return result
 
     def validate(self, name, wait, control_plane_zones, zones):
@@ -316,36 +369,6 @@ class ClusterOps(object):
                 if summary["name"] == name or summary["name"].endswith("." + name):
                     left.append(summary)
         return left
-
-
-def kubeconfig_credential(path, cluster):
-    """The user kops wrote for ``cluster`` in the kubeconfig at ``path`` and when its client certificate expires:
-    ``{'user': str or None, 'admin_expires': ISO 8601 UTC str or None}`` (kops names the context and the admin user after the
-    cluster, pkg/kubeconfig/kubecfg_builder.go:111-112; the certificate's NotAfter is now + ``--admin``,
-    pkg/kubeconfig/create_kubecfg.go:169-186)."""
-    import base64
-
-    found = {"user": None, "admin_expires": None}
-    try:
-        with open(path) as handle:
-            config = yaml.safe_load(handle) or {}
-    except (IOError, OSError, yaml.YAMLError):
-        return found
-    context = next((c.get("context") or {} for c in config.get("contexts") or [] if c.get("name") == cluster), {})
-    found["user"] = context.get("user")
-    user = next((u.get("user") or {} for u in config.get("users") or [] if u.get("name") == found["user"]), {})
-    data = user.get("client-certificate-data")
-    if not data:
-        return found
-    try:
-        from cryptography import x509
-
-        cert = x509.load_pem_x509_certificate(base64.b64decode(data))
-        expires = getattr(cert, "not_valid_after_utc", None) or cert.not_valid_after
-        found["admin_expires"] = expires.strftime("%Y-%m-%dT%H:%M:%SZ")
-    except Exception:  # no cryptography, or not a PEM certificate: the expiry stays unknown (None)
-        pass
-    return found
 
 
 def _problem(failure):

@@ -203,8 +203,9 @@ class StoreGuard(object):
     (added to the module's warnings and to :meth:`facts`), and a fingerprint of the cluster's spec objects.
     :meth:`take_lock` (given to ClusterOps as ``before_write``) takes the cluster's lock right before the first
     write, so a run with nothing to write writes nothing, not even a lock. Once it holds the lock it compares
-    the fingerprint: if another run wrote the spec since this run read it, this run fails before writing
-    (its plan was computed from a spec that is gone). On exit the lock is released, also after a failure.
+    the fingerprint: if another run wrote the spec since this run read it, its plan was computed from a spec that
+    is gone, so it raises SpecChanged before writing and the module plans again on the new spec, as Terraform plans
+    after taking its lock (:func:`replan_on_change`). On exit the lock is released, also after a failure.
 
     :param module: the AnsibleAWSModule (options of :func:`kops_argument_spec`).
     :param state_store: store URL; ``cluster``: the cluster name the lock is for.
@@ -219,6 +220,7 @@ class StoreGuard(object):
         self.warning = None
         self.account = None
         self.fingerprint = None
+        self.replanned = False
 
     def __enter__(self):
         from ansible_collections.kopsible.kops.plugins.module_utils import kops_state_store as store
@@ -246,8 +248,9 @@ class StoreGuard(object):
 
     def take_lock(self):
         """Take the cluster's lock now (no-op in check mode, for non-s3 stores, or when already held).
-        Fails the module naming the holder after ``lock_timeout`` seconds, or when the spec changed while
-        this run waited."""
+        Fails the module naming the holder after ``lock_timeout`` seconds. Raises
+        kops_state_store.SpecChanged, still holding the lock, when another run wrote the spec while this run
+        waited (the module plans again on the new spec: :func:`replan_on_change`)."""
         from ansible_collections.kopsible.kops.plugins.module_utils import kops_state_store as store
 
         module = self.module
@@ -264,11 +267,12 @@ class StoreGuard(object):
                 module.on_exit(self._release)
         except store.LockError as exc:
             module.fail_json(msg=exc.message, lock_holder=exc.holder, state_store_safety=self.facts())
-        if self.fingerprint is not None and store.spec_fingerprint(self.s3, self.state_store, self.cluster) != self.fingerprint:
-            self.lock.release()
-            module.fail_json(msg="the spec of cluster %s in %s changed while this run waited %ss for its lock (another run "
-                                 "wrote it); this run wrote nothing. Re-run to converge from the new spec" % (
-                                     self.cluster, self.state_store, self.lock.waited), state_store_safety=self.facts())
+        now = store.spec_fingerprint(self.s3, self.state_store, self.cluster) if self.fingerprint is not None else None
+        if now is not None and now != self.fingerprint:
+            # another run wrote the spec while this one waited: plan again on it, under the lock (replan_on_change)
+            self.fingerprint = now
+            self.replanned = True
+            raise store.SpecChanged()
 
     def _release(self):
         """Delete the lock (KopsModule.on_exit); returns None, or what went wrong and how to recover (str)."""
@@ -300,6 +304,26 @@ class StoreGuard(object):
         return lambda keys: store.object_versions(self.s3, self.state_store, keys)
 
     def facts(self):
-        """``{'versioning_warning': str or None, 'lock': {...} or None, 'account': str or None}``."""
-        return {"versioning_warning": self.warning, "lock": self.lock.facts() if self.lock else None,
-                "account": self.account}
+        """``{'versioning_warning': str or None, 'lock': {'url', 'waited_seconds', 'broken', 'replanned'} or None,
+        'account': str or None}``; ``replanned``: another run wrote the spec while this one waited, so it planned
+        again on the new spec."""
+        lock = dict(self.lock.facts(), replanned=self.replanned) if self.lock else None
+        return {"versioning_warning": self.warning, "lock": lock, "account": self.account}
+
+
+def replan_on_change(module, guard, ops, attempt):
+    """Run ``attempt()`` (the module's read-plan-write step, returning its result dict); when another run wrote the
+    cluster's spec while this one waited for the lock (StoreGuard.take_lock raised SpecChanged before any write), run
+    it again, now holding the lock, on the spec as it is now. The second attempt fails the module before writing when
+    a field this run sets was changed by the other run in between (``ops.planned`` of the two attempts, compared by
+    kops_spec.changed_meanwhile; ClusterOps.intend records them), naming the fields; fields only the other run
+    changed are kept (``ops`` None: no fields to compare, e.g. rolling_update). Only one retry is needed: the lock is
+    held from then on."""
+    from ansible_collections.kopsible.kops.plugins.module_utils.kops_state_store import SpecChanged
+
+    try:
+        return attempt()
+    except SpecChanged:
+        if ops is not None:
+            ops.replan(module, guard)
+        return attempt()

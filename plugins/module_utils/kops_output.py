@@ -168,6 +168,20 @@ def report_plan(result, plan, applied):
         result["plan_note"] = PLAN_SKIPPED_NOTE
     if applied or (plan is not None and plan["changed"]):
         result["changed"] = True
+    if plan is not None and plan["changed"]:
+        add_plan_diff(result, applied)
+
+
+def add_plan_diff(result, applied):
+    """Show the cloud plan in ``--diff`` (result changed in place): ``result['diff']`` becomes a list, the spec diff
+    (if any) followed by ``{'prepared': text}`` with one line per planned item (ansible's callbacks print a prepared
+    diff as given). A run whose change only the plan decides (the spec already stored, the cloud behind it) otherwise
+    shows no difference at all."""
+    diffs = result.get("diff") or []
+    diffs = list(diffs) if isinstance(diffs, list) else [diffs]
+    header = "cloud plan of kops update cluster (%s):" % ("applied" if applied else "to apply")
+    diffs.append({"prepared": "\n".join([header] + ["  " + line for line in result["plan_summary"]]) + "\n"})
+    result["diff"] = diffs
 
 
 def summarize_plan(plan):
@@ -316,6 +330,61 @@ def error_message(stderr):
             return line[len("Error: "):].strip()
     plain = [l for l in lines if not re.match(r"^[IWE]\d{4} ", l)]
     return plain[-1].strip() if plain else ""
+
+
+# kops' banner around a notice it prints to stdout (upup/pkg/fi/cloudup/apply_cluster.go:76 ``starline``: a new kops
+# version, a deprecated Kubernetes version, kubelet anonymousAuth, a missing encryptionconfig secret).
+_STARLINE = "*" * 81
+_KLOG_WARNING = re.compile(r"^W\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+\] (?P<message>.*)$")
+_KLOG_ANY = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+\] ")
+# Plain stderr lines kops prints that are no warning: results of a command (cmd/kops/upgrade_cluster.go:268,
+# get_all.go:96, root.go:329) and the Error: line of a failure (main.go:44, reported as the failure itself).
+_NOT_WARNINGS = (re.compile(r"^No upgrade required$"), re.compile(r"^No instance groups found$"),
+                 re.compile(r"^Using cluster from kubectl context: "), re.compile(r"^Error: "))
+
+
+def kops_warnings(stdout, stderr, merged=False):
+    """kops' own warnings in one run's output (list of str, in order, each once).
+
+    Three shapes, all of kops v1.36.2: klog ``W`` lines on stderr (``klog.Warningf``, e.g. cmd/kops/upgrade_cluster.go:207
+    "cluster version ... is greater than the desired version ..."), the text between two banner lines of 81 ``*`` on
+    stdout (apply_cluster.go, joined into one line), and plain lines on stderr (``fmt.Fprintf(os.Stderr, ...)``, e.g.
+    cmd/kops/rolling-update_cluster.go:268 "Unable to reach the kubernetes API.", awstasks/ebsvolume.go:256-260),
+    consecutive ones joined, except the result lines of :data:`_NOT_WARNINGS`. With ``merged`` (stdout and stderr in
+    one text in both arguments, KopsRunner.run(merged=True)) plain lines are stdout's, so only klog ``W`` lines and
+    banners count.
+    """
+    found = []
+
+    def add(text):
+        text = " ".join(text.split())
+        if text and text not in found:
+            found.append(text)
+
+    banner = None
+    for line in (stdout or "").splitlines():
+        if line.strip() == _STARLINE:
+            if banner is not None:
+                add(" ".join(banner))
+            banner = [] if banner is None else None
+        elif banner is not None:
+            banner.append(line.strip())
+    plain = []
+    for line in (stderr or "").splitlines():
+        match = _KLOG_WARNING.match(line)
+        if match:
+            add(match.group("message"))
+        if merged:
+            continue
+        if match or _KLOG_ANY.match(line) or not line.strip() or any(p.match(line.strip()) for p in _NOT_WARNINGS):
+            if plain:
+                add(" ".join(plain))
+            plain = []
+        else:
+            plain.append(line.strip())
+    if plain:
+        add(" ".join(plain))
+    return found
 
 
 def check_topology(nodes, control_plane_zones, zones):

@@ -147,3 +147,32 @@ def roll_report(log, changes, would_roll, succeeded=False):
         done |= set(would_roll) - set(log.get("disabled") or [])
     remaining = [g for g in would_roll if g not in done]
     return groups, remaining
+
+
+def drain_disabled(cluster, groups):
+    """The groups whose rolling update kops disables, with why: ``{ig name: reason}``.
+
+    kops resolves ``rollingUpdate.drainAndTerminate`` from the InstanceGroup, else the Cluster, else true
+    (pkg/instancegroups/settings.go:27-46 resolveSettings), and when it is false a roll of the group still
+    validates the cluster, taints its nodes and detaches up to ``maxSurge`` instances for new ones before it stops
+    with "Rolling updates for InstanceGroup ... are disabled" (pkg/instancegroups/instancegroups.go:146-240
+    rollingUpdateInstanceGroup). So such groups never become up to date through a roll.
+
+    :param cluster: the Cluster object (v1alpha2 dict) or None; ``groups``: ``{ig name: InstanceGroup dict}``.
+    """
+    default = ((cluster or {}).get("spec") or {}).get("rollingUpdate") or {}
+    disabled = {}
+    for name, group in (groups or {}).items():
+        own = ((group.get("spec") or {}).get("rollingUpdate") or {}).get("drainAndTerminate")
+        if own is False:
+            disabled[name] = "rollingUpdate.drainAndTerminate: false on the InstanceGroup"
+        elif own is None and default.get("drainAndTerminate") is False:
+            disabled[name] = "rollingUpdate.drainAndTerminate: false in the cluster spec (the InstanceGroup sets none)"
+    return disabled
+
+
+def roll_args(cluster, params, groups):
+    """argv of the ``--yes`` call that rolls exactly ``groups`` (list of ig names, kops' order kept by kops itself):
+    :func:`rolling_update_args` with ``--instance-group`` naming them (kops intersects it with
+    ``--instance-group-roles``, cmd/kops/rolling-update_cluster.go:301-343)."""
+    return rolling_update_args(cluster, dict(params, instance_groups=list(groups)), yes=True)

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import time
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import error_message
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import error_message, kops_warnings
 
 DEFAULT_TIMEOUT = 1800
 SECRET_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
@@ -118,14 +118,33 @@ class KopsRunner(object):
     :param binary: path or command name of kops.
     :param env: environment dict from :func:`kops_environment`.
     :param timeout: default seconds per command (int).
-    ``calls`` lists ``{'argv', 'rc', 'seconds'}`` per run, for results and benchmarks.
+    :param on_warning: callable given each of kops' own warnings (str, ``"kops <command>: <message>"``) once per
+        runner, as soon as the run that printed it ends (failed runs too); runner_from_module gives ``module.warn``.
+    ``calls`` lists ``{'argv', 'rc', 'seconds'}`` per run, for results and benchmarks; ``warnings`` kops' warnings
+    (kops_output.kops_warnings: klog ``W`` lines, banners, plain stderr lines), each once.
     """
 
-    def __init__(self, binary="kops", env=None, timeout=DEFAULT_TIMEOUT):
+    def __init__(self, binary="kops", env=None, timeout=DEFAULT_TIMEOUT, on_warning=None):
         self.binary = binary
         self.env = env if env is not None else kops_environment()
         self.timeout = timeout
+        self.on_warning = on_warning
         self.calls = []
+        self.warnings = []
+        self._warned = set()
+
+    def _route_warnings(self, argv, stdout, stderr, merged):
+        """Record kops' warnings of one run and hand each new one to ``on_warning`` (the one place every module's
+        kops calls pass)."""
+        command = " ".join(a for a in argv[1:3] if not a.startswith("-"))
+        for message in kops_warnings(self.redact(stdout or ""), self.redact(stderr or ""), merged):
+            if message in self._warned:
+                continue
+            self._warned.add(message)
+            text = "kops %s: %s" % (command, message)
+            self.warnings.append(text)
+            if self.on_warning:
+                self.on_warning(text)
 
     def run(self, args, stdin=None, timeout=None, check=True, merged=False):
         """Run ``kops ARGS``; returns :class:`KopsResult`.
@@ -153,11 +172,13 @@ class KopsRunner(object):
             stdout, stderr = proc.communicate()
             stderr = stdout if merged else stderr
             self.calls.append({"argv": shown, "rc": -1, "seconds": round(time.monotonic() - start, 3)})
+            self._route_warnings(shown, stdout, stderr, merged)
             raise KopsError("kops did not finish within %ss" % (timeout or self.timeout), shown, -1,
                             self.redact(stderr), self.redact(stdout))
         seconds = round(time.monotonic() - start, 3)
         stderr = stdout if merged else stderr
         self.calls.append({"argv": shown, "rc": proc.returncode, "seconds": seconds})
+        self._route_warnings(shown, stdout, stderr, merged)
         if check and proc.returncode != 0:
             stderr, stdout = self.redact(stderr), self.redact(stdout)
             message = error_message(stderr) or "kops exited with %d" % proc.returncode
@@ -181,8 +202,8 @@ class KopsRunner(object):
 
     def derived(self, **env):
         """A runner with ``env`` added to this one's environment, recording into the same ``calls``."""
-        runner = KopsRunner(self.binary, dict(self.env, **env), self.timeout)
-        runner.calls = self.calls
+        runner = KopsRunner(self.binary, dict(self.env, **env), self.timeout, self.on_warning)
+        runner.calls, runner.warnings, runner._warned = self.calls, self.warnings, self._warned
         return runner
 
     def redact(self, text):
@@ -198,7 +219,8 @@ def runner_from_module(module, state_store, kubeconfig=None):
     """A :class:`KopsRunner` for an ``AnsibleAWSModule`` whose params include the kops doc fragment options.
 
     AWS settings come from the module's standard AWS options (``region``, ``endpoint_url``,
-    ``access_key``, ``secret_key``, ``session_token``, ``profile``) and their environment fallbacks.
+    ``access_key``, ``secret_key``, ``session_token``, ``profile``) and their environment fallbacks. kops' own
+    warnings go to ``module.warn`` (the module's ``warnings``).
     """
     from ansible_collections.amazon.aws.plugins.module_utils.botocore import get_aws_connection_info
 
@@ -207,7 +229,8 @@ def runner_from_module(module, state_store, kubeconfig=None):
                            access_key=boto.get("aws_access_key_id"), secret_key=boto.get("aws_secret_access_key"),
                            session_token=boto.get("aws_session_token"), profile=boto.get("profile_name"),
                            kubeconfig=kubeconfig, extra=module.params.get("kops_env"))
-    runner = KopsRunner(module.params.get("kops_binary") or "kops", env, module.params.get("kops_timeout") or DEFAULT_TIMEOUT)
+    runner = KopsRunner(module.params.get("kops_binary") or "kops", env, module.params.get("kops_timeout") or DEFAULT_TIMEOUT,
+                        on_warning=module.warn)
     if hasattr(module, "runner"):
         module.runner = runner  # KopsModule: its failures report the kops commands that wrote
     return runner

@@ -120,6 +120,41 @@ def diff_paths(before, after, prefix=""):
     return changes
 
 
+def _leaves(change):
+    """A change of :func:`diff_paths` as leaf changes ``{path: (before, after)}`` (a dict added or removed whole is
+    split into its keys, so that two runs adding different keys to one map do not meet)."""
+    before, after, path = change["before"], change["after"], change["path"]
+    if isinstance(before, dict) or isinstance(after, dict):
+        leaves = {}
+        for sub in diff_paths(before if isinstance(before, dict) else {}, after if isinstance(after, dict) else {}, path):
+            leaves.update(_leaves(sub))
+        if not (isinstance(before, dict) and isinstance(after, dict)):  # a dict replacing a scalar or None
+            leaves.setdefault(path, (before if not isinstance(before, dict) else None,
+                                     after if not isinstance(after, dict) else None))
+        return leaves
+    return {path: (before, after)}
+
+
+def changed_meanwhile(planned, replanned):
+    """The fields a run sets that another run changed between the run's first read and its re-read under the lock.
+
+    :param planned: :func:`diff_paths` of the first plan (stored then -> desired).
+    :param replanned: :func:`diff_paths` of the plan on the spec re-read under the lock (stored now -> desired).
+    :returns: sorted list of ``"PATH (was X when this run read it, now Y; this run sets Z)"``: a field of both plans
+        whose stored value differs between the two reads. A field only the other run changed is not listed (it is
+        kept); nor is one the other run set to this run's value (it is no longer in ``replanned``).
+    """
+    first = {}
+    for change in planned or []:
+        first.update(_leaves(change))
+    found = []
+    for change in replanned or []:
+        for path, (now, wanted) in sorted(_leaves(change).items()):
+            if path in first and first[path][0] != now:
+                found.append("%s (was %s when this run read it, now %s; this run sets %s)" % (path, first[path][0], now, wanted))
+    return sorted(found)
+
+
 # InstanceGroup roles (pkg/apis/kops/instancegroup.go); v1alpha2 still writes the control plane as "Master".
 ROLES = ("ControlPlane", "Node", "Bastion", "APIServer")
 _ROLE_ALIASES = {"master": "ControlPlane", "controlplane": "ControlPlane", "control-plane": "ControlPlane",

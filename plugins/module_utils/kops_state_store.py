@@ -102,6 +102,11 @@ def spec_fingerprint(s3, state_store, cluster):
     return found
 
 
+class SpecChanged(Exception):
+    """Another run wrote the cluster's spec objects while this run waited for the lock (which it now holds): the
+    run must read the spec again and plan on it (kops_common.replan_on_change)."""
+
+
 def _code(exc):
     return str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))
 

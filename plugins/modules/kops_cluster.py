@@ -245,7 +245,15 @@ options:
     type: str
     default: 10m
   export_kubeconfig:
-    description: Write cluster credentials to O(kubeconfig) with C(kops export kubecfg).
+    description:
+      - Write cluster credentials to O(kubeconfig) with C(kops export kubecfg).
+      - kops mints a new admin certificate on every export, so the module first exports into a private temporary
+        file (removed at once) and compares it with the cluster's entries in O(kubeconfig). The credential is kept
+        (C(changed=false), one kops call) when server, TLS server name, CA and user equal what kops writes now, the
+        user's client certificate was issued by the cluster's CA, and it is valid for at least half of O(admin) and
+        no longer than O(admin). Otherwise kops exports again into O(kubeconfig) (which also makes it the current
+        context); RV(kubeconfig.renewed) and RV(kubeconfig.reason) say whether and why.
+      - With E(KUBECONFIG) listing several files and no O(kubeconfig), the first file is the one compared.
     type: bool
     default: false
   kubeconfig:
@@ -267,7 +275,7 @@ notes:
   - Supports check mode and diff mode. A second identical run reports C(changed=false); a no-op
     run with O(apply=true) calls kops twice (C(get cluster), C(update cluster) dry run), or three times when
     O(ssh_public_key) is given (C(get sshpublickeys) to compare it); with create-only options the first call is
-    C(get --name), which reads the instance groups too.
+    C(get all --name), which reads the instance groups too.
   - Part of the C(kopsible.kops.kops) action group.
 """
 
@@ -360,12 +368,28 @@ kubeconfig:
   type: dict
   contains:
     path: {description: The file written., type: str}
-    changed: {description: Whether the file changed., type: bool}
+    changed: {description: "Whether the file changed (or would change, in check mode).", type: bool}
+    renewed: {description: "Whether the admin credential was exported again (in check mode, would be).", type: bool}
+    reason:
+      description: Why the credential was renewed, or why the one in the file was kept.
+      type: str
+      sample: "the credential expires at 2026-12-01T09:32:05Z, in less than half of admin (18h)"
     user: {description: The kubeconfig user of the cluster's context (kops names it after the cluster)., type: str}
     admin_expires:
-      description: When the exported admin credential expires (its client certificate's NotAfter, ISO 8601 UTC); null in check mode.
+      description:
+        - When the admin credential in the file expires (its client certificate's NotAfter, ISO 8601 UTC).
+        - In check mode, the one in the file now (null for none).
       type: str
       sample: "2026-12-01T17:32:05Z"
+written:
+  description:
+    - What a failed C(kops create cluster) left in the state store (C(cluster), C(instance_groups), C(ssh_public_keys)
+      count); empty when it wrote nothing. The failure message says how to finish (re-run; the stored spec is
+      continued, the create-only options compared with it) or remove it (O(state=absent)).
+  returned: when creating the cluster failed
+  type: dict
+  sample: {cluster: mycluster01.kopsclustertest.example.org, instance_groups: [control-plane-us-east-1a, nodes-us-east-1a],
+           ssh_public_keys: 1}
 msg:
   description: What happened when there was nothing to do, e.g. that the cluster to delete does not exist.
   returned: when O(state=absent) and the cluster does not exist
@@ -415,7 +439,8 @@ previous_versions:
 state_store_safety:
   description:
     - C(versioning_warning) (str or null, also shown as a warning), C(lock) (C(url), C(waited_seconds),
-      C(broken), the content of a lock removed with O(break_lock)) or null when no lock was taken (check mode,
+      C(broken), the content of a lock removed with O(break_lock), C(replanned), true when another run wrote the
+      spec while this one waited, so it planned again on the new spec) or null when no lock was taken (check mode,
       nothing to write), C(account) (the AWS account checked against O(allowed_account_ids), or null).
   returned: always
   type: dict
@@ -430,7 +455,7 @@ from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
     CREATE_ONLY, ClusterOps, cluster_facts, check_version_change, create_only_differences, stored_create_options)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
-    KopsModule, StoreGuard, kops_argument_spec, state_store_of)
+    KopsModule, StoreGuard, kops_argument_spec, replan_on_change, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -578,7 +603,10 @@ def create(module, ops, name, params, result):
             result["spec"] = desired.get("spec", {})
             result["instance_groups"] = [ops.ig_summary(d) for d in documents if d.get("kind") == "InstanceGroup"]
         else:
-            result["plan"] = ops.create(args)
+            try:
+                result["plan"] = ops.create(args)
+            except KopsError as exc:
+                fail_create(module, ops, name, exc, result)
             # what the flags cannot carry (labels with commas, egress) and the spec fragment, written at once
             if params["spec"] or kops_spec.cloud_labels_flag(params["cloud_labels"])[1] or params["egress"]:
                 stored = ops.get_cluster(name)
@@ -590,6 +618,33 @@ def create(module, ops, name, params, result):
             os.unlink(key_file.name)
     result["changed"] = True
     result["diff"] = {"before": {}, "after": {"spec": result.get("spec") or "(created by kops)"}}
+
+
+def fail_create(module, ops, name, exc, result):
+    """Fail a ``kops create cluster`` that kops refused, saying what it left in the state store (``result['written']``)
+    and how to finish or remove it. kops writes the Cluster, its InstanceGroups and addons (registry/helpers.go:29-65
+    CreateClusterConfig), then the SSH key, then previews the cloud plan (cmd/kops/create_cluster.go:794-868), so a
+    failure after the first write leaves a spec that no cloud resource belongs to yet."""
+    try:
+        cluster, groups = ops.get_all(name)
+        keys = ops.get_ssh_keys(name) if cluster is not None else []
+    except KopsError as read_error:
+        module.fail_json(msg="kops create cluster failed for %s: %s; what it left in %s could not be read (%s)" % (
+            name, exc.message, ops.state_store, read_error.message), **dict(exc.to_result(), **result))
+    if cluster is None:
+        module.fail_json(msg="kops create cluster failed for %s: %s; nothing was written to %s" % (
+            name, exc.message, ops.state_store), written={}, **dict(exc.to_result(), **result))
+    result["written"] = {"cluster": name, "instance_groups": sorted(groups), "ssh_public_keys": len(keys or [])}
+    result["changed"] = True
+    module.fail_json(msg=(
+        "kops create cluster failed for %s: %s. It had written the spec to %s: the Cluster, %s, %s; nothing was applied "
+        "to the cloud. To finish, remove the cause and re-run this task: it continues from the stored spec (the options "
+        "that only shape a new cluster are compared with it, not applied), and apply: true builds it. To remove it, run "
+        "state: absent (kops delete cluster --name %s --yes)" % (
+            name, exc.message, ops.state_store,
+            "InstanceGroups " + ", ".join(sorted(groups)) if groups else "no InstanceGroup",
+            "%d SSH public key(s)" % len(keys or []) if keys else "no SSH public key", name)),
+        **dict(exc.to_result(), **result))
 
 
 def check_version_rule(module, current, params, result):
@@ -648,6 +703,7 @@ def converge(module, ops, name, current, params, result, base=None):
         if module.check_mode:
             result["pending"] = [desired]
         elif kops_spec.diff_paths(kops_spec.strip_server_fields(base), desired):
+            ops.intend(result["changes"])
             ops.replace(desired)
 
 
@@ -699,7 +755,8 @@ def ensure_present(module, ops, name, params, s3=None):
             result["spec"] = result.get("spec") if module.check_mode else stored.get("spec")
             result["cluster"] = cluster_facts(stored if not module.check_mode else {"spec": result["spec"]})
     if params["export_kubeconfig"]:
-        result["kubeconfig"] = ops.export_kubeconfig(name, params["kubeconfig"], params["admin"], module.check_mode)
+        result["kubeconfig"] = ops.export_kubeconfig(name, params["kubeconfig"], params["admin"], module.check_mode,
+                                                     exists=current is not None or not module.check_mode)
         result["changed"] = result["changed"] or result["kubeconfig"]["changed"]
     if params["validate"] and not module.check_mode:
         result["validation"] = ops.validate(name, params["validate_timeout"], params["control_plane_zones"], params["zones"])
@@ -753,7 +810,8 @@ def main():
                      autoscaling=lambda: module.client("autoscaling"))
     with module.aws_failures("AWS call failed for cluster %s" % name), guard:
         try:
-            result = ensure_present(module, ops, name, params, guard.s3) if params["state"] == "present" else ensure_absent(module, ops, name, params)
+            result = replan_on_change(module, guard, ops, lambda: (
+                ensure_present(module, ops, name, params, guard.s3) if params["state"] == "present" else ensure_absent(module, ops, name, params)))
         except KopsError as exc:
             module.fail_json(msg="kops failed for cluster %s: %s" % (name, exc.message), kops_invocations=runner.calls,
                              previous_versions=ops.previous_versions, state_store_safety=guard.facts(), **exc.to_result())

@@ -228,7 +228,8 @@ user_data_bytes:
 state_store_safety:
   description:
     - C(versioning_warning) (str or null, also shown as a warning), C(lock) (C(url), C(waited_seconds),
-      C(broken), the content of a lock removed with O(break_lock)) or null when no lock was taken (check mode,
+      C(broken), the content of a lock removed with O(break_lock), C(replanned), true when another run wrote the
+      spec while this one waited, so it planned again on the new spec) or null when no lock was taken (check mode,
       nothing to write), C(account) (the AWS account checked against O(allowed_account_ids), or null).
   returned: always
   type: dict
@@ -240,7 +241,7 @@ import functools
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_cluster_ops, kops_ig, kops_output, kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
-    KopsModule, StoreGuard, kops_argument_spec, state_store_of)
+    KopsModule, StoreGuard, kops_argument_spec, replan_on_change, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -354,11 +355,21 @@ def ensure(module, ops, params):
         result["changed"] = True
         pending = manifest
         if not module.check_mode:
+            ops.intend(result["changes"])
             (ops.replace if current else ops.create_manifest)(manifest)
             pending = None
     result["spec"] = manifest.get("spec")
     result["instance_group"] = ops.ig_summary(manifest)
     return result, pending
+
+
+def ensure_and_apply(module, ops, params, guard):
+    """Converge the group, then plan and apply (absent: plan only after a deletion, the group's cloud resources are
+    already gone then). Returns the result."""
+    result, pending = ensure(module, ops, params)
+    if params["apply"] and (params["state"] == "present" or result["changed"]):
+        plan_and_apply(module, ops, params, result["cluster"], pending, guard.s3, result)
+    return result
 
 
 def main():
@@ -383,10 +394,7 @@ def main():
                      autoscaling=lambda: module.client("autoscaling"))
     with module.aws_failures("AWS call failed for InstanceGroup %s of %s" % (params["name"], params["cluster"])), guard:
         try:
-            result, pending = ensure(module, ops, params)
-            # Absent: plan only after a deletion (the group's cloud resources are already gone then).
-            if params["apply"] and (params["state"] == "present" or result["changed"]):
-                plan_and_apply(module, ops, params, result["cluster"], pending, guard.s3, result)
+            result = replan_on_change(module, guard, ops, lambda: ensure_and_apply(module, ops, params, guard))
         except KopsError as exc:
             module.fail_json(msg="kops failed for InstanceGroup %s: %s" % (params["name"], exc.message),
                              kops_invocations=runner.calls, previous_versions=ops.previous_versions,

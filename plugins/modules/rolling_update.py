@@ -57,7 +57,8 @@ extends_documentation_fragment:
   - amazon.aws.region.modules
   - amazon.aws.boto3
 notes:
-  - Supports check mode. A no-op run makes one kops call.
+  - Supports check mode. A no-op run makes one kops call; when groups need an update, C(kops get all --name) reads their
+    rolling update settings (one more call).
   - The PodDisruptionBudget check runs with the kubernetes Python client. A budget blocks when its
     C(status.disruptionsAllowed) is 0 and it selects a running pod on a node of a group about to roll
     (matched by the node label C(kops.k8s.io/instancegroup) or by the instance id in C(spec.providerID)).
@@ -96,10 +97,20 @@ groups_after:
   type: list
   elements: dict
 would_roll:
-  description: Names of the groups that need an update (or all selected ones with force).
+  description: Names of the groups that need an update (or all selected ones with force) and roll, without those in RV(skipped_groups).
   returned: always
   type: list
   elements: str
+skipped_groups:
+  description:
+    - Groups that need an update but whose rolling update kops disables (C(rollingUpdate.drainAndTerminate) false on the
+      InstanceGroup, or in the cluster spec when the group sets none), with the reason. They are left out of the
+      C(--yes) call (named with C(--instance-group)), since kops would still taint their nodes and detach surge instances
+      before it reads the setting. Only they needing an update makes no C(--yes) call, takes no lock, C(changed=false).
+  returned: always
+  type: list
+  elements: dict
+  sample: [{name: nodes-us-east-1a, reason: "rollingUpdate.drainAndTerminate: false on the InstanceGroup"}]
 replaced:
   description:
     - Per group, the instance ids that were replaced (before) and their replacements (after), read from AWS.
@@ -152,7 +163,8 @@ kops_invocations:
 state_store_safety:
   description:
     - C(versioning_warning) (str or null, also shown as a warning), C(lock) (C(url), C(waited_seconds),
-      C(broken), the content of a lock removed with O(break_lock)) or null when no lock was taken (check mode,
+      C(broken), the content of a lock removed with O(break_lock), C(replanned), true when another run wrote the
+      spec while this one waited, so it planned again on the new spec) or null when no lock was taken (check mode,
       nothing to write), C(account) (the AWS account checked against O(allowed_account_ids), or null).
   returned: always
   type: dict
@@ -161,9 +173,12 @@ state_store_safety:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_pdb, kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, StoreGuard, kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
+    KopsModule, StoreGuard, kops_argument_spec, replan_on_change, state_store_of)
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import (
-    DURATION_FLAGS, cluster_auto_scaling_groups, group_instances, replaced, roll_report, rolling_update_args)
+    DURATION_FLAGS, cluster_auto_scaling_groups, drain_disabled, group_instances, replaced, roll_args, roll_report,
+    rolling_update_args)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 
@@ -227,7 +242,8 @@ def main():
     with module.aws_failures("AWS call failed for the rolling update of %s" % cluster), \
             StoreGuard(module, state_store, cluster) as guard:
         try:
-            roll(module, params, runner, cluster, result, guard)
+            # a spec written by another run while this one waited for the lock: list again what needs a roll
+            replan_on_change(module, guard, None, lambda: roll(module, params, runner, cluster, result, guard))
         except KopsError as exc:
             module.fail_json(msg="kops rolling-update failed for %s: %s" % (cluster, exc.message),
                              state_store_safety=guard.facts(), **dict(exc.to_result(), **result))
@@ -243,6 +259,12 @@ def roll(module, params, runner, cluster, result, guard):
     result["groups_before"] = result["groups_after"] = before["groups"]
     selected = before["groups"] if params["force"] else [g for g in before["groups"] if g["need_update"]]
     result["would_roll"] = [g["name"] for g in selected if g["target"] or g["need_update"]]
+    result["skipped_groups"] = []
+    if not result["would_roll"]:
+        return
+    disabled = drain_disabled(*ClusterOps(runner, None).get_all(cluster))
+    result["skipped_groups"] = [{"name": g, "reason": disabled[g]} for g in result["would_roll"] if g in disabled]
+    result["would_roll"] = [g for g in result["would_roll"] if g not in disabled]
     if not result["would_roll"]:
         return
     instances = cloud_instances(module, cluster)
@@ -253,7 +275,8 @@ def roll(module, params, runner, cluster, result, guard):
     guard.take_lock()
     try:
         # one pipe for stdout and stderr: the drain's evictions (stdout) stay between kops' steps (stderr)
-        output = runner.run(rolling_update_args(cluster, params, yes=True), merged=True).stdout
+        args = roll_args(cluster, params, result["would_roll"]) if result["skipped_groups"] else rolling_update_args(cluster, params, yes=True)
+        output = runner.run(args, merged=True).stdout
     except KopsError as exc:
         # a roll stopped part-way: report what it did and what remains; a re-run finishes the remainder
         result["replaced"] = replaced(instances, cloud_instances(module, cluster))

@@ -4,6 +4,7 @@ import datetime
 import pytest
 
 from conftest import CLUSTER, SUBDOMAIN
+from harness.kops_env import user_warnings
 
 pytestmark = pytest.mark.kops
 
@@ -50,16 +51,16 @@ def test_create_apply_builds_ha_cluster_then_second_run_is_a_noop(kops_world, kp
     assert again["changed"] is False, again.get("plan_summary")
     # The create-only options are compared with the stored cluster (its groups and SSH key): equal, so no warning
     # (issue 16 item 9).
-    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "--name"], ["get", "sshpublickeys"],
+    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "all"], ["get", "sshpublickeys"],
                                                                     ["update", "cluster"]]
-    assert again["create_only_differences"] == [] and not again.get("warnings"), again.get("warnings")
+    assert again["create_only_differences"] == [] and not user_warnings(again), again.get("warnings")
     assert kops_world.store() == store and kops_world.store_versions() == versions
 
     other = kplay([cluster_task(**kops_world.cluster_options(node_size="t3.large", node_count=5))]).result("cluster")
     assert other["changed"] is False
     assert other["create_only_differences"] == ["node_count (given 5; the cluster has 2)",
                                                 "node_size (given t3.large; the cluster has ['t3.medium'])"]
-    assert len(other["warnings"]) == 1 and other["warnings"][0].startswith("node_count, node_size only shape a new cluster")
+    assert len(user_warnings(other)) == 1 and user_warnings(other)[0].startswith("node_count, node_size only shape a new cluster")
     assert not other.get("deprecations"), other["deprecations"]  # issue 16 item 14: no "Passing warnings" deprecation
     assert kops_world.store() == store
 
@@ -210,7 +211,7 @@ def test_dns_zone_farther_than_a_delegated_zone_is_refused(kops_world, kplay):
         assert result["failed"] is True
         assert result["msg"].startswith("dns_zone: example.org is not the closest hosted zone enclosing %s: the public zone "
                                         "%s (%s) exists and is delegated from example.org" % (CLUSTER, SUBDOMAIN, kops_world.zone_id))
-        assert [c["argv"][1:3] for c in result["kops_invocations"]] == [["get", "--name"]]
+        assert [c["argv"][1:3] for c in result["kops_invocations"]] == [["get", "all"]]
     assert kops_world.emulator.snapshot() == before and kops_world.store() == store
 
 
@@ -267,3 +268,93 @@ def test_terraform_target_kubeconfig_export_and_validation_without_api(kops_worl
     validate = run.result("validate")
     assert validate["failed"] is True
     assert "did not pass" in validate["msg"] and "did not answer" in validate["msg"]
+
+
+def test_export_kubeconfig_keeps_a_credential_that_still_serves(kops_world, kplay, tmp_path):
+    """Issue 16 item 8: a re-run of export_kubeconfig with a still-valid credential for the same cluster and user is
+    changed=false (one kops call, into a temporary file); a shorter admin, a changed server (check mode: nothing
+    written) renew it and say why."""
+    import yaml
+
+    out, kubeconfig = tmp_path / "tf", tmp_path / "kubeconfig"
+    tf = kplay([cluster_task(**kops_world.cluster_options(apply=True, target="terraform", out=str(out)))]).result("cluster")
+    assert not tf.get("failed"), tf.get("msg")
+
+    def export(check=False, **options):
+        run = kplay([cluster_task("export", name=CLUSTER, export_kubeconfig=True, kubeconfig=str(kubeconfig), **options)],
+                    check=check)
+        result = run.result("export")
+        assert not result.get("failed"), result.get("msg")
+        return result, [c["argv"][1:3] for c in result["kops_invocations"]]
+
+    first, calls = export()
+    assert first["kubeconfig"]["changed"] is True and first["kubeconfig"]["renewed"] is True
+    assert first["kubeconfig"]["reason"] == "the kubeconfig has no context for the cluster"
+    assert calls == [["get", "cluster"], ["export", "kubecfg"], ["export", "kubecfg"]]
+    text = kubeconfig.read_bytes()
+
+    again, calls = export()
+    assert again["changed"] is False, again["kubeconfig"]
+    assert again["kubeconfig"]["renewed"] is False
+    assert again["kubeconfig"]["admin_expires"] == first["kubeconfig"]["admin_expires"]
+    assert again["kubeconfig"]["reason"] == "the credential of user %s is valid until %s and server and CA are kops' own" % (
+        CLUSTER, first["kubeconfig"]["admin_expires"])
+    assert calls == [["get", "cluster"], ["export", "kubecfg"]]
+    export_argv = again["kops_invocations"][1]["argv"]
+    assert export_argv[-2] == "--kubeconfig" and export_argv[-1] != str(kubeconfig)  # the comparison's temporary file
+    assert kubeconfig.read_bytes() == text
+
+    # variant: the server entry no longer kops' own; check mode says it would renew and writes nothing
+    config = yaml.safe_load(text)
+    next(c for c in config["clusters"] if c["name"] == CLUSTER)["cluster"]["server"] = "https://old.example.org"
+    kubeconfig.write_text(yaml.safe_dump(config))
+    tampered = kubeconfig.read_bytes()
+    preview, dummy = export(check=True)
+    assert preview["changed"] is True and preview["kubeconfig"]["renewed"] is True
+    assert preview["kubeconfig"]["reason"] == "its server is https://old.example.org, kops now writes https://api." + CLUSTER
+    assert kubeconfig.read_bytes() == tampered
+    fixed, dummy = export()
+    assert fixed["changed"] is True
+    assert next(c for c in yaml.safe_load(kubeconfig.read_text())["clusters"] if c["name"] == CLUSTER)["cluster"]["server"] == (
+        "https://api." + CLUSTER)
+
+    # variant: admin shortened to 1h: the 18 h credential is longer than asked, so a 1 h one replaces it
+    shorter, dummy = export(admin="1h")
+    assert shorter["kubeconfig"]["renewed"] is True
+    assert shorter["kubeconfig"]["reason"].endswith("longer than admin (1h) allows"), shorter["kubeconfig"]
+    expires = datetime.datetime.strptime(shorter["kubeconfig"]["admin_expires"], "%Y-%m-%dT%H:%M:%SZ")
+    assert abs((expires - datetime.datetime.utcnow()).total_seconds() - 3600) < 600
+    kept, dummy = export(admin="1h")
+    assert kept["changed"] is False and kept["kubeconfig"]["admin_expires"] == shorter["kubeconfig"]["admin_expires"]
+
+
+def test_failed_create_says_what_it_wrote_and_the_rerun_continues(kops_world, kplay):
+    """Issue 16 item 9: `kops create cluster` writes the spec, then fails in its cloud preview (here: no nodeup
+    hashes at KOPS_BASE_URL); the failure names what it left in the state store and how to finish or remove it. The
+    re-run compares the create-only options with the stored cluster (variant: node_count 3 differs, named, not
+    applied) and the one with equal options builds the cluster from the stored spec."""
+    broken = dict(kops_world.kops["kops_env"], KOPS_BASE_URL="file:///nonexistent/kops-artifacts")
+    failed = kplay([cluster_task(**kops_world.cluster_options(apply=True, kops_env=broken))]).result("cluster")
+    assert failed["failed"] is True
+    groups = ["control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c", "nodes-us-east-1a",
+              "nodes-us-east-1b", "nodes-us-east-1c"]
+    assert failed["written"] == {"cluster": CLUSTER, "instance_groups": groups, "ssh_public_keys": 1}, failed.get("msg")
+    assert failed["msg"].startswith("kops create cluster failed for %s: " % CLUSTER)
+    assert ("It had written the spec to s3://kopsible-state: the Cluster, InstanceGroups %s, 1 SSH public key(s); nothing "
+            "was applied to the cloud" % ", ".join(groups)) in failed["msg"]
+    assert failed["msg"].endswith("state: absent (kops delete cluster --name %s --yes)" % CLUSTER)
+    store = kops_world.store()
+    assert "%s/config" % CLUSTER in store and all("%s/instancegroup/%s" % (CLUSTER, g) in store for g in groups)
+    assert kops_world.groups() == {}
+
+    other = kplay([cluster_task(**kops_world.cluster_options(node_count=3))]).result("cluster")
+    assert not other.get("failed"), other.get("msg")
+    assert other["changed"] is False
+    assert other["create_only_differences"] == ["node_count (given 3; the cluster has 2)"]
+    assert any("node_count only shape" in w for w in other.get("warnings", [])), other.get("warnings")
+
+    finished = kplay([cluster_task(**kops_world.cluster_options(apply=True))]).result("cluster")
+    assert not finished.get("failed"), finished.get("msg")
+    assert finished["changed"] is True and finished["create_only_differences"] == []
+    assert not user_warnings(finished), finished.get("warnings")
+    assert sum(g["desired"] for n, g in kops_world.groups().items() if n.startswith("nodes-")) == 2

@@ -50,7 +50,7 @@ def test_scale_up_preview_apply_and_noop(cluster, kplay):
     versions = cluster.store_versions()
     again = kplay([ig_task(name=NODES, min_size=3, max_size=3)]).result("ig")
     assert again["changed"] is False
-    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "--name"]]
+    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "all"]]
     assert cluster.store_versions() == versions
 
 
@@ -67,7 +67,7 @@ def test_apply_without_the_dry_run_when_the_run_wrote_the_spec(cluster, kplay):
 
     again = kplay([ig_task(name=NODES, min_size=2, max_size=2, apply=True, plan_before_apply=False)]).result("ig")
     assert again["changed"] is False and again["plan"]["changed"] is False, again.get("plan_summary")
-    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "--name"], ["update", "cluster"]]
+    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "all"], ["update", "cluster"]]
     assert all("--yes" not in c["argv"] for c in again["kops_invocations"])
 
     # Drift (the group changed outside kops) with nothing to write: planned, shown, repaired.
@@ -317,3 +317,36 @@ def test_user_data_is_measured_as_kops_renders_it_and_16k_is_refused(cluster, kp
         assert result["msg"].startswith("additional_user_data: the launch template user data would be "), result["msg"]
         assert "over EC2's limit of 16384" in result["msg"] and "compress_user_data compresses only" in result["msg"]
     assert cluster.store() == store and cluster.emulator.snapshot() == before
+
+
+def test_a_change_the_plan_decides_shows_the_plan_in_diff(cluster, kplay):
+    """Issue 16 item 13: the group's Auto Scaling group drifted (MaxSize 1 -> 4 outside kops); the spec is unchanged,
+    so only the cloud plan decides the change, and --diff shows it (check mode: to apply). Variant: kops_cluster with
+    the real run shows it as applied, and the drift is gone."""
+    asg = cluster.emulator.client("autoscaling")
+    asg.update_auto_scaling_group(AutoScalingGroupName="%s.%s" % (NODES, CLUSTER), MaxSize=4)
+    line = "modify AutoscalingGroup/%s.%s: MaxSize 4 -> 1" % (NODES, CLUSTER)
+    run = kplay([ig_task(name=NODES, apply=True)], check=True, diff=True)
+    preview = run.result("ig")
+    assert not preview.get("failed"), preview.get("msg")
+    assert preview["changed"] is True and preview["changes"] == []
+    assert preview["plan_summary"] == [line]
+    assert preview["diff"][-1] == {"prepared": "cloud plan of kops update cluster (to apply):\n  %s\n" % line}
+    assert "cloud plan of kops update cluster (to apply):\n  %s" % line in printed_diff(preview)
+
+    run = kplay([{"name": "c", "kopsible.kops.kops_cluster": {"name": CLUSTER, "apply": True}}], diff=True)
+    applied = run.result("c")
+    assert not applied.get("failed"), applied.get("msg")
+    assert applied["changed"] is True and applied["changes"] == [] and applied["plan_summary"] == [line]
+    assert "cloud plan of kops update cluster (applied):\n  %s" % line in printed_diff(applied)
+    assert group(cluster, NODES)["MaxSize"] == 1
+    again = kplay([ig_task(name=NODES, apply=True)], check=True, diff=True).result("ig")
+    assert again["changed"] is False and "cloud plan" not in printed_diff(again)
+
+
+def printed_diff(result):
+    """What ansible's callbacks print for the result's diff (CallbackBase._get_diff, used by the default callback;
+    the harness itself runs the json callback)."""
+    from ansible.plugins.callback import CallbackBase
+
+    return CallbackBase()._get_diff(result.get("diff") or [])

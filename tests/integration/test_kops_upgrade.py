@@ -67,3 +67,26 @@ def test_upgrade_from_channel_check_mode_apply_and_noop(kops_world, kplay, tmp_p
     again = kplay([task]).result("u")
     assert not again.get("failed"), again.get("msg")
     assert again["changed"] is False and again["upgrade"] == []
+
+
+def test_kops_warnings_reach_the_result(kops_world, kplay, tmp_path):
+    """Issue 16 item 10: kops' own warnings reach the module's warnings: `kops upgrade cluster` on a cluster newer than
+    the channel recommends (klog W line, cmd/kops/upgrade_cluster.go:207), each once though kops is asked twice;
+    variant: rolling_update's plain stderr lines when the Kubernetes API cannot be reached (rolling-update_cluster.go:268)."""
+    channel = tmp_path / "channel.yaml"
+    channel.write_text(CHANNEL)
+    options = kops_world.cluster_options(channel="file://%s" % channel, kubernetes_version="1.35.4", node_count=1,
+                                         apply=True, target="terraform", out=str(tmp_path / "tf"))  # the CA, no cloud
+    created = kplay([{"name": "c", "kopsible.kops.kops_cluster": options}]).result("c")
+    assert not created.get("failed"), created.get("msg")
+
+    upgraded = kplay([{"name": "u", "kopsible.kops.kops_cluster": {"name": CLUSTER, "upgrade": True}}]).result("u")
+    assert not upgraded.get("failed"), upgraded.get("msg")
+    assert upgraded["changed"] is False and upgraded["upgrade"] == []
+    assert upgraded["warnings"] == ['kops upgrade cluster: cluster version "1.35.4" is greater than the desired version "1.35.2"']
+
+    roll = kplay([{"name": "r", "kopsible.kops.rolling_update": {"cluster": CLUSTER}, "ignore_errors": True}]).result("r")
+    assert roll["failed"] is True, roll
+    assert ("kops rolling-update cluster: Unable to reach the kubernetes API. Use --cloudonly to do a rolling-update "
+            "without confirming progress with the k8s API") in roll["warnings"], roll.get("warnings")
+    assert not any(w.startswith("kops rolling-update cluster: Error") for w in roll["warnings"])

@@ -107,3 +107,49 @@ def assert_pdb_gate(kops_world, kplay, would_roll, old, tmp_path):
         key = yaml.safe_load(handle)["users"][0]["user"]["client-key-data"]
     assert key not in str(blocked) + str(allowed) and base64.b64decode(key).decode()[40:80] not in str(blocked) + str(allowed)
     policy.delete_namespaced_pod_disruption_budget("web", "shop")
+
+
+def test_drain_and_terminate_false_is_skipped_and_left_out(kops_world, kplay):
+    """Issue 16 item 11: a group with rollingUpdate.drainAndTerminate: false that needs an update is reported as
+    skipped with the reason; with nothing else to roll the run makes no --yes call and takes no lock; another group
+    that needs an update rolls alone (--instance-group), the skipped group's instances untouched (kops would detach
+    a surge instance of it before reading the setting, pkg/instancegroups/instancegroups.go:146-240). Variant: the
+    setting in the cluster spec, a group that sets true itself rolls."""
+    created = kplay([{"name": "c", "kopsible.kops.kops_cluster": kops_world.cluster_options(apply=True)}]).result("c")
+    assert not created.get("failed"), created.get("msg")
+
+    def group(name, **options):
+        task = {"name": "g", "kopsible.kops.kops_instancegroup": dict(cluster=CLUSTER, name=name, apply=True, **options)}
+        result = kplay([task]).result("g")
+        assert not result.get("failed"), result.get("msg")
+
+    group("nodes-us-east-1a", machine_type="t3.large", rolling_update={"drain_and_terminate": False})
+    instances = kops_world.groups()
+    skipped = kplay([roll_task(**FAST)]).result("roll")
+    assert not skipped.get("failed"), skipped.get("msg")
+    assert skipped["changed"] is False
+    assert skipped["skipped_groups"] == [{"name": "nodes-us-east-1a", "reason": "rollingUpdate.drainAndTerminate: false on the InstanceGroup"}]
+    assert skipped["would_roll"] == []
+    assert [g["status"] for g in skipped["groups_before"] if g["name"] == "nodes-us-east-1a"] == ["NeedsUpdate"]
+    assert [c["argv"][1:3] for c in skipped["kops_invocations"]] == [["rolling-update", "cluster"], ["get", "all"]]
+    assert skipped["state_store_safety"]["lock"] is None
+    assert kops_world.groups() == instances
+
+    # variant: the cluster spec disables it for groups that set nothing; nodes-us-east-1b sets true and rolls alone
+    cluster = kplay([{"name": "c", "kopsible.kops.kops_cluster": {"name": CLUSTER, "spec": {"rollingUpdate": {"drainAndTerminate": False}}}}]).result("c")
+    assert not cluster.get("failed"), cluster.get("msg")
+    group("nodes-us-east-1a", rolling_update={"drain_and_terminate": None})
+    group("nodes-us-east-1b", machine_type="t3.large", rolling_update={"drain_and_terminate": True})
+    before = kops_world.groups()
+    rolled = kplay([roll_task(**FAST)]).result("roll")
+    assert not rolled.get("failed"), rolled.get("msg")
+    assert rolled["skipped_groups"] == [{"name": "nodes-us-east-1a",
+                                  "reason": "rollingUpdate.drainAndTerminate: false in the cluster spec (the InstanceGroup sets none)"}]
+    assert rolled["would_roll"] == ["nodes-us-east-1b"] and rolled["changed"] is True
+    yes = [c["argv"] for c in rolled["kops_invocations"] if "--yes" in c["argv"]]
+    assert len(yes) == 1 and yes[0][yes[0].index("--instance-group") + 1] == "nodes-us-east-1b"
+    assert sorted(rolled["replaced"]) == ["nodes-us-east-1b"]
+    after = kops_world.groups()
+    assert after["nodes-us-east-1a." + CLUSTER] == before["nodes-us-east-1a." + CLUSTER]
+    assert not set(after["nodes-us-east-1b." + CLUSTER]["instances"]) & set(before["nodes-us-east-1b." + CLUSTER]["instances"])
+    assert rolled["remaining"] == []

@@ -112,17 +112,21 @@ def test_lock_versions_accounts_and_protection(protected, kplay):
 
     def other_run_finishes():
         # once the waiting run's `kops get` has come and gone it has read the spec and waits for the lock
-        wait_for_process(["get", "--name", CLUSTER])
+        wait_for_process(["get", "all", "--name", CLUSTER])
         time.sleep(1)
         body = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read().decode().replace("maxSize: %d" % stored_size(world)[1], "maxSize: 7")
         s3.put_object(Bucket=BUCKET, Key=key, Body=body.encode())
         s3.delete_object(Bucket=BUCKET, Key=LOCK_KEY)
 
+    read_max = stored_size(world)[1]
     finisher = threading.Thread(target=other_run_finishes)
     finisher.start()
     waited = kplay([ig_task("w", min_size=5, max_size=5, lock_timeout=60)]).result("w")
     finisher.join()
-    assert waited.get("failed") and "changed while this run waited" in waited["msg"], waited.get("msg")
+    # it planned again on the new spec under the lock (issue 16 item 15), and the other run changed a field it sets
+    assert waited.get("failed") and "another run changed fields this run sets" in waited["msg"], waited.get("msg")
+    assert waited["conflicting_fields"] == ["spec.maxSize (was %d when this run read it, now 7; this run sets 5)" % read_max]
+    assert waited["state_store_safety"]["lock"]["replanned"] is True
     assert stored_size(world)[1] == 7 and stored_size(world)[0] != 5
     assert not lock_exists(world)
 
@@ -172,3 +176,52 @@ def test_versioning_off_is_a_warning(kops_world, kplay):
     assert "versioning of bucket kopsible-plain is off" in run["state_store_safety"]["versioning_warning"]
     assert any("versioning of bucket kopsible-plain" in w for w in run.get("warnings", []))
     assert s3.list_objects_v2(Bucket="kopsible-plain").get("KeyCount") == 0
+
+
+def test_concurrent_runs_on_one_cluster_both_succeed(kops_world, kplay):
+    """Issue 16 item 15: two playbooks at once on one cluster, one changing cloud_labels with kops_cluster, the other
+    scaling an InstanceGroup with kops_instancegroup, both apply: true. A lock held by the test until both have read
+    the spec makes them meet: the one that waits re-reads the spec under the lock, plans again on it and applies;
+    both succeed, the end state holds both changes, a third identical run is changed=false."""
+    created = kplay([{"name": "c", "kopsible.kops.kops_cluster": kops_world.cluster_options(apply=True)}]).result("c")
+    assert not created.get("failed"), created.get("msg")
+    s3 = kops_world.emulator.client("s3")
+    holder = {"owner": "the test, until both runs have read the spec", "token": "test", "since": "2026-12-01T00:00:00Z"}
+    s3.put_object(Bucket=BUCKET, Key=LOCK_KEY, Body=json.dumps(holder).encode())
+
+    labels = {"name": "labels", "kopsible.kops.kops_cluster": {"name": CLUSTER, "cloud_labels": {"cost-center": "42"},
+                                                                "apply": True}, "ignore_errors": True}
+    scale = ig_task("scale", min_size=2, max_size=2, apply=True)
+    results = {}
+    readers = [threading.Thread(target=wait_for_process, args=(words,)) for words in (
+        ["get", "cluster", CLUSTER], ["get", "all", "--name", CLUSTER])]
+    for reader in readers:
+        reader.start()
+    plays = [threading.Thread(target=lambda t=t: results.update({t["name"]: kplay([t]).result(t["name"])})) for t in (labels, scale)]
+    for play in plays:
+        play.start()
+    for reader in readers:
+        reader.join()
+    time.sleep(1)
+    s3.delete_object(Bucket=BUCKET, Key=LOCK_KEY)
+    for play in plays:
+        play.join()
+
+    for name, result in results.items():
+        assert not result.get("failed"), (name, result.get("msg"))
+        assert result["changed"] is True
+    replanned = [n for n, r in results.items() if r["state_store_safety"]["lock"]["replanned"]]
+    assert len(replanned) == 1, {n: r["state_store_safety"] for n, r in results.items()}
+    # the end state holds both changes: the spec in the state store, and the cloud
+    config = yaml.safe_load(s3.get_object(Bucket=BUCKET, Key="%s/config" % CLUSTER)["Body"].read())
+    assert config["spec"]["cloudLabels"] == {"cost-center": "42"}
+    assert stored_size(kops_world) == (2, 2)
+    group = kops_world.emulator.client("autoscaling").describe_auto_scaling_groups(
+        AutoScalingGroupNames=["%s.%s" % (NODES, CLUSTER)])["AutoScalingGroups"][0]
+    assert (group["MinSize"], group["MaxSize"], len(group["Instances"])) == (2, 2, 2)
+    assert {"Key": "cost-center", "Value": "42"} in [{"Key": t["Key"], "Value": t["Value"]} for t in group["Tags"]]
+    assert not lock_exists(kops_world)
+
+    third = kplay([labels, scale])
+    for name in ("labels", "scale"):
+        assert third.result(name)["changed"] is False, (name, third.result(name).get("plan_summary"))

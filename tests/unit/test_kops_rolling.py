@@ -42,3 +42,22 @@ def test_group_instances_and_replacements():
     assert before == {"control-plane-a": ["i-1"], "nodes-a": ["i-2", "i-3"]}
     after = {"control-plane-a": ["i-1"], "nodes-a": ["i-2", "i-4"]}
     assert replaced(before, after) == {"nodes-a": {"before": ["i-3"], "after": ["i-4"]}}
+
+
+def test_drain_disabled_resolves_group_then_cluster_then_true():
+    """Issue 16 item 11; kops' resolveSettings (pkg/instancegroups/settings.go:27-46): the InstanceGroup's
+    drainAndTerminate, else the cluster's, else true."""
+    from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import drain_disabled, roll_args
+
+    groups = {"nodes-us-east-1a": {"spec": {"rollingUpdate": {"drainAndTerminate": False}}},
+              "nodes-us-east-1b": {"spec": {}}, "nodes-us-east-1c": {"spec": {"rollingUpdate": {"drainAndTerminate": True}}}}
+    assert drain_disabled({"spec": {}}, groups) == {
+        "nodes-us-east-1a": "rollingUpdate.drainAndTerminate: false on the InstanceGroup"}
+    cluster = {"spec": {"rollingUpdate": {"drainAndTerminate": False}}}
+    assert drain_disabled(cluster, groups) == {
+        "nodes-us-east-1a": "rollingUpdate.drainAndTerminate: false on the InstanceGroup",
+        "nodes-us-east-1b": "rollingUpdate.drainAndTerminate: false in the cluster spec (the InstanceGroup sets none)"}
+    assert drain_disabled(None, {}) == {}
+    assert roll_args("c.example.org", {"instance_group_roles": ["node"], "cloudonly": True}, ["nodes-us-east-1c"]) == [
+        "rolling-update", "cluster", "--name", "c.example.org", "--instance-group", "nodes-us-east-1c",
+        "--instance-group-roles", "node", "--cloudonly", "--yes"]
