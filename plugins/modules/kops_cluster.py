@@ -448,6 +448,8 @@ def check_params(params, region):
     if params["ssh_public_key"] is not None:
         kops_rules.ssh_public_key(params["ssh_public_key"])
     kops_spec.check_spec_fields(params["spec"], kops_spec.CLUSTER_SPEC_FIELDS)
+    if params["spec"]:  # policy, role, certificate ARNs: of the cluster's partition and region
+        kops_rules.arn_partitions(params["spec"], region or kops_rules.region_of_zone((params["zones"] or [""])[0]), "spec")
     if params["kubernetes_version"]:
         kops_rules.kubernetes_version(params["kubernetes_version"])
     if params["dns_zone"]:
@@ -546,11 +548,14 @@ def converge(module, ops, name, current, params, result, base=None):
     desired = kops_spec.desired_object(base, kops_spec.cluster_overrides(params), params["spec"])
     before = kops_spec.strip_server_fields(current)
     result["changes"] = kops_spec.diff_paths(before, desired)
-    if any(c["path"].startswith("spec.cloudLabels") for c in result["changes"]):
-        try:  # the merged labels, whether given as cloud_labels or through spec (kops cluster.go:122-153)
+    try:
+        if any(c["path"].startswith("spec.cloudLabels") for c in result["changes"]):
+            # the merged labels, whether given as cloud_labels or through spec (kops cluster.go:122-153)
             kops_ig.cloud_labels(desired["spec"].get("cloudLabels"), "cloud_labels")
-        except kops_rules.RuleError as exc:
-            module.fail_json(msg=str(exc), **result)
+        if params["spec"]:  # the stored cluster's region decides the partition of the ARNs given
+            kops_rules.arn_partitions(params["spec"], kops_rules.region_of_spec(desired["spec"]), "spec")
+    except kops_rules.RuleError as exc:
+        module.fail_json(msg=str(exc), **result)
     result["diff"] = {"before": {"spec": before.get("spec")}, "after": {"spec": desired.get("spec")}}
     result["spec"] = desired.get("spec")
     if result["changes"]:

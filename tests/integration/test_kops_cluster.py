@@ -140,6 +140,11 @@ BAD_INPUTS = [
     ({"export_kubeconfig": True, "admin": "0s"}, "admin: '0s' is no lifetime"),
     # kops' reserved cloud labels (pkg/apis/kops/validation/cluster.go:122-153)
     ({"cloud_labels": {"KubernetesCluster": "x"}}, "cloud_labels: 'KubernetesCluster' is a label kops reserves"),
+    # issue 16 item 6: ARNs of the cluster's partition (us-east-1: aws); IAM answers NoSuchEntity to others
+    ({"spec": {"externalPolicies": {"node": ["arn:aws-cn:iam::123456789012:policy/extra"]}}},
+     "spec.externalPolicies.node[0]: 'arn:aws-cn:iam::123456789012:policy/extra' is not an ARN of partition aws, the partition of us-east-1"),
+    ({"spec": {"iam": {"permissionsBoundary": "arn:aws-us-gov:iam::123456789012:policy/boundary"}}},
+     "spec.iam.permissionsBoundary: 'arn:aws-us-gov:iam::123456789012:policy/boundary' is not an ARN of partition aws"),
 ]
 
 
