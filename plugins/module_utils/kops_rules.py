@@ -152,6 +152,23 @@ def kubernetes_version(value, field="kubernetes_version"):
     return int(match.group("major")), int(match.group("minor")), int(match.group("patch"))
 
 
+# upup/pkg/fi/cloudup/apply_cluster.go:79 OldestSupportedKubernetesVersion (kops v1.36.2): an older version is
+# written by `kops create cluster` but refused by every `kops update cluster` ("kubernetes upgrade is required").
+OLDEST_SUPPORTED_KUBERNETES = (1, 31, 0)
+
+
+def supported_kubernetes_version(value, field="kubernetes_version"):
+    """:func:`kubernetes_version`, and at least kops' oldest supported version (1.31.0 for kops v1.36.2,
+    upup/pkg/fi/cloudup/apply_cluster.go:79 and 1010-1017), so that a version kops would never apply fails before
+    the spec is written. Returns ``(major, minor, patch)``."""
+    version = kubernetes_version(value, field)
+    if version < OLDEST_SUPPORTED_KUBERNETES:
+        raise RuleError("%s: %s is older than %s, the oldest Kubernetes version kops v1.36.2 supports "
+                        "(kops would write the spec and refuse every update: 'kubernetes upgrade is required')" % (
+                            field, value, "%d.%d.%d" % OLDEST_SUPPORTED_KUBERNETES))
+    return version
+
+
 def dns_zone_encloses(zone, name):
     """``dns_zone`` must be the cluster's own name or enclose it (upup/pkg/fi/cloudup/utils.go FindDNSHostedZone)."""
     try:

@@ -66,6 +66,8 @@ options:
     description:
       - Kubernetes version, C(1.34.1) or C(v1.34.1). On an existing cluster it is converged, one minor
         version forward at a time; a downgrade or a skipped minor version fails unless O(allow_version_skip=true).
+      - At least C(1.31.0), the oldest version kops v1.36.2 supports (C(upup/pkg/fi/cloudup/apply_cluster.go)): kops
+        would store an older one and refuse every update, so it fails before anything is written.
     type: str
   allow_version_skip:
     description: Allow a Kubernetes version change that skips a minor version or goes backwards.
@@ -451,7 +453,7 @@ def check_params(params, region):
     if params["spec"]:  # policy, role, certificate ARNs: of the cluster's partition and region
         kops_rules.arn_partitions(params["spec"], region or kops_rules.region_of_zone((params["zones"] or [""])[0]), "spec")
     if params["kubernetes_version"]:
-        kops_rules.kubernetes_version(params["kubernetes_version"])
+        kops_rules.supported_kubernetes_version(params["kubernetes_version"])
     if params["dns_zone"]:
         params["dns_zone"] = kops_rules.dns_zone_encloses(params["dns_zone"], name)
     if params["cloud_labels"]:

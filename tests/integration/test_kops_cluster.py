@@ -129,6 +129,9 @@ BAD_INPUTS = [
     ({"name": "singlelabel"}, "fully qualified DNS name"),
     ({"node_count": -1}, "node_count: must be 0 or more"),
     ({"kubernetes_version": "1.34"}, "kubernetes_version: '1.34' is not a version"),
+    # the kOps guide 001's version: kops v1.36.2 writes it, then refuses every update (apply_cluster.go:1010)
+    ({"kubernetes_version": "v1.14.8"}, "kubernetes_version: v1.14.8 is older than 1.31.0, the oldest Kubernetes version kops v1.36.2 supports"),
+    ({"kubernetes_version": "1.30.14"}, "kubernetes_version: 1.30.14 is older than 1.31.0"),
     ({"dns_zone": "other.example.org"}, "dns_zone: other.example.org does not enclose"),
     ({"network_cidr": "172.20.0.0/33"}, "network_cidr:"),
     ({"target": "terraform"}, "out: a directory is required"),

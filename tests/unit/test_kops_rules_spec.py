@@ -481,3 +481,14 @@ def test_arns_of_another_partition_or_region_are_refused(value, region, message)
     with pytest.raises(RuleError) as err:
         kops_rules.arn_partitions(value, region, "spec")
     assert str(err.value) == message or str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize("value, ok", [("1.31.0", True), ("v1.31.0", True), ("1.36.2", True), ("1.30.99", False),
+                                       ("v1.14.8", False)])
+def test_oldest_supported_kubernetes_version(value, ok):
+    """upup/pkg/fi/cloudup/apply_cluster.go:79 OldestSupportedKubernetesVersion = "1.31.0"; :1010 refuses older."""
+    if ok:
+        assert kops_rules.supported_kubernetes_version(value) >= (1, 31, 0)
+    else:
+        with pytest.raises(RuleError, match="older than 1.31.0, the oldest Kubernetes version kops v1.36.2 supports"):
+            kops_rules.supported_kubernetes_version(value)
