@@ -370,7 +370,7 @@ def stage_kops_files(emulator, bucket, prefix="files"):
     return "%s/%s/%s/" % (emulator.url, bucket, prefix), "%s/%s/%s" % (emulator.url, bucket, base)
 
 
-def test_aws_china_example_check_mode(emulator, ssh_public_key):
+def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path):
     """examples/aws-china in check mode on a new cluster: the spec kops would create in cn-north-1 (the existing
     VPC and subnets, private topology and private DNS, an internal API load balancer, the asset mirrors).
     Then applied as a user would, with kops' files from the fileRepository mirror, to read back what only an
@@ -432,3 +432,45 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key):
     # the create-only options are compared with the stored cluster, its groups and its SSH key (issue 16 item 9)
     assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "--name"], ["get", "sshpublickeys"], ["update", "cluster"]]
     assert again["create_only_differences"] == [] and not again.get("warnings"), again.get("warnings")
+
+    # Guide 002's least-privilege IAM (playbooks/kops_iam.yml with the example's vars): every ARN is arn:aws-cn.
+    zone = net.zone_id.split("/")[-1]
+    iam_run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "kops_iam.yml"), emulator=emulator, extra_vars=dict(
+        example, aws_endpoint_url=emulator.url, kops_iam_hosted_zone_ids=[zone]))
+    assert iam_run.rc == 0, [(n, r.get("msg")) for n, r in iam_run.results if r.get("failed")]
+    arn = "arn:aws-cn:iam::123456789012:policy/kops-operator"
+    assert [p["PolicyArn"] for p in iam.list_attached_group_policies(GroupName="kops")["AttachedPolicies"]] == [arn]
+    version = iam.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
+    document = iam.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
+    document = json.loads(document) if isinstance(document, str) else document
+    statements = {st["Sid"]: st for st in document["Statement"]}
+    assert statements["StateStoreBuckets"]["Resource"] == ["arn:aws-cn:s3:::" + bucket]
+    assert statements["ClusterRoles"]["Resource"] == ["arn:aws-cn:iam::*:role/*.kops.internal", "arn:aws-cn:iam::*:instance-profile/*.kops.internal"]
+    assert statements["Records"]["Resource"] == ["arn:aws-cn:route53:::hostedzone/" + zone]
+    assert "arn:aws:" not in json.dumps(document)
+
+    # Guide 002's terraform target: kubernetes.tf written (nothing applied), its groups and aws-cn ARNs read back.
+    out = tmp_path / "terraform-output"
+    before = emulator.snapshot()
+    operate = play(emulator, "aws-china", "operate.yml", dict(extra, china_terraform_out=str(out), china_steps=["terraform"]))
+    assert operate.result("Terraform output of %s" % name)["changed"] is True
+    assert emulator.snapshot() == before
+    terraform = (out / "kubernetes.tf").read_text()
+    for group in ("control-plane-cn-north-1a", "nodes-cn-north-1a", "nodes-cn-north-1b"):
+        assert 'resource "aws_autoscaling_group" "%s-%s"' % (group, name.replace(".", "-")) in terraform, group
+    assert "arn:aws-cn:" in terraform and "arn:aws:" not in terraform
+    assert 'region = "cn-north-1"' in terraform
+
+    # Guide 002's rolling-update flags, each in the kops argv (no instance needs an update: nothing rolls).
+    # --cloudonly: no Kubernetes API answers for this cluster here (guide 001's test drains for real).
+    roll_options = dict(example["china_roll"], cloudonly=True)
+    rolled = play(emulator, "aws-china", "operate.yml", dict(extra, china_steps=["roll"], china_roll=roll_options)).result(
+        "Rolling update with the guide's flags")
+    assert not rolled.get("failed") and rolled["changed"] is False, rolled.get("msg")
+    argv = next(c["argv"] for c in rolled["kops_invocations"] if c["argv"][1:3] == ["rolling-update", "cluster"])
+    assert argv[1:5] == ["rolling-update", "cluster", "--name", name]
+    pairs = [argv[i:i + 2] for i in range(len(argv) - 1)]
+    for flag in (["--instance-group", "nodes-cn-north-1a,nodes-cn-north-1b"], ["--instance-group-roles", "node"],
+                 ["--node-interval", "15m"], ["--control-plane-interval", "15m"], ["--validation-timeout", "30m"]):
+        assert flag in pairs, (flag, argv)
+    assert "--fail-on-validate-error=true" in argv and "--cloudonly" in argv and "--yes" not in argv
