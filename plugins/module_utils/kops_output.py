@@ -318,13 +318,16 @@ def error_message(stderr):
     return plain[-1].strip() if plain else ""
 
 
-def check_topology(nodes, control_plane_zones, zones):
+def check_topology(nodes, control_plane_zones, zones, node_count=None):
     """The topology the kOps guide asks for, checked on validate's ``nodes`` list.
 
     :param nodes: ``[{'name', 'zone', 'role', 'status'}]`` from :func:`parse_validate`.
+    :param node_count: the workers asked for (``node_count``), when given: kops spreads them over the zones
+        (cmd/kops/create_cluster.go, one node group per zone), so fewer than two workers need no second zone
+        (guide 001: one node, three zones).
     :returns: ``{'control_plane_zones': [...], 'node_zones': [...], 'problems': [str]}``: control-plane
         nodes must sit in as many distinct zones as ``control_plane_zones``; workers in at least two
-        zones when more than one zone is given.
+        zones when more than one zone is given and at least two workers are asked for.
     """
     cp_zones = sorted({n.get("zone") for n in nodes if n.get("role") in ("control-plane", "master", "ControlPlane")})
     node_zones = sorted({n.get("zone") for n in nodes if n.get("role") in ("node", "Node")})
@@ -332,7 +335,8 @@ def check_topology(nodes, control_plane_zones, zones):
     if control_plane_zones and len(cp_zones) < len(set(control_plane_zones)):
         problems.append("control-plane nodes run in %d zone(s) (%s), expected %d (%s)" % (
             len(cp_zones), ", ".join(cp_zones) or "none", len(set(control_plane_zones)), ", ".join(sorted(set(control_plane_zones)))))
-    if len(set(zones or [])) > 1 and len(node_zones) < 2:
+    spread = len(set(zones or [])) if node_count is None else min(len(set(zones or [])), node_count)
+    if spread > 1 and len(node_zones) < 2:
         problems.append("worker nodes run in %d zone(s) (%s); expected at least 2 of %s" % (
             len(node_zones), ", ".join(node_zones) or "none", ", ".join(sorted(set(zones)))))
     return {"control_plane_zones": cp_zones, "node_zones": node_zones, "problems": problems}

@@ -619,7 +619,8 @@ def ensure_present(module, ops, name, params, s3=None):
         result["kubeconfig"] = ops.export_kubeconfig(name, params["kubeconfig"], params["admin"], module.check_mode)
         result["changed"] = result["changed"] or result["kubeconfig"]["changed"]
     if params["validate"] and not module.check_mode:
-        result["validation"] = ops.validate(name, params["validate_timeout"], params["control_plane_zones"], params["zones"])
+        result["validation"] = ops.validate(name, params["validate_timeout"], params["control_plane_zones"], params["zones"],
+                                            params["node_count"])
         if not result["validation"]["ok"]:
             module.fail_json(msg="kops validate cluster %s did not pass: %s" % (
                 name, "; ".join(result["validation"]["problems"])), **result)

@@ -508,6 +508,15 @@ def test_topology_workers_in_two_zones_of_three_is_enough():
     assert kops_output.check_topology(nodes, ZONES, ZONES)["problems"] == []
 
 
+def test_topology_one_worker_asked_for_needs_one_zone():
+    """Guide 001: --node-count 1 over three zones; kops puts the one node in the first zone's group."""
+    nodes = [node("cp-%s" % z, z, "control-plane") for z in ZONES] + [node("n-a", "us-east-1a", "node")]
+    assert kops_output.check_topology(nodes, ZONES, ZONES, node_count=1)["problems"] == []
+    two = nodes + [node("n-a2", "us-east-1a", "node")]
+    assert kops_output.check_topology(two, ZONES, ZONES, node_count=2)["problems"] == [
+        "worker nodes run in 1 zone(s) (us-east-1a); expected at least 2 of us-east-1a, us-east-1b, us-east-1c"]
+
+
 def test_topology_single_zone_cluster():
     nodes = [node("cp", "us-east-1a", "control-plane"), node("n-1", "us-east-1a", "node"),
              node("n-2", "us-east-1a", "node")]
