@@ -11,6 +11,7 @@ and the ids of resources that only exist once the test made them (the China VPC,
 """
 import json
 import os
+import re
 
 import pytest
 import yaml
@@ -462,9 +463,16 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path):
     assert operate.result("Terraform output of %s" % name)["changed"] is True
     assert cloud_state(emulator) == before  # kops wrote only its state store (the completed spec) and the files
     terraform = (out / "kubernetes.tf").read_text()
-    for group in ("control-plane-cn-north-1a", "nodes-cn-north-1a", "nodes-cn-north-1b"):
-        assert 'resource "aws_autoscaling_group" "%s-%s"' % (group, name.replace(".", "-")) in terraform, group
-    assert "arn:aws-cn:" in terraform and "arn:aws:" not in terraform
+    # One aws_autoscaling_group per InstanceGroup, named after the group kops applied (dots to dashes).
+    applied_groups = [g["AutoScalingGroupName"] for g in emulator.client("autoscaling", CHINA).describe_auto_scaling_groups()["AutoScalingGroups"]]
+    assert sorted(re.findall(r'^resource "aws_autoscaling_group" "([^"]+)"', terraform, re.M)) == sorted(
+        g.replace(".", "-") for g in applied_groups) and len(applied_groups) == 3, applied_groups
+    # The ARNs are in the policy files kubernetes.tf reads (file("${path.module}/data/...")): all aws-cn.
+    policy_file = "aws_iam_role_policy_masters.%s_policy" % name
+    assert 'file("${path.module}/data/%s")' % policy_file in terraform
+    assert "arn:aws-cn:route53:::hostedzone/" + zone in (out / "data" / policy_file).read_text()
+    written = terraform + "".join(f.read_text() for f in (out / "data").iterdir() if not f.name.endswith("_user_data"))
+    assert "arn:aws:" not in written and written.count("arn:aws-cn:") >= 2
     assert 'region = "cn-north-1"' in terraform
 
     # Guide 002's rolling-update flags, each in the kops argv (no instance needs an update: nothing rolls).
