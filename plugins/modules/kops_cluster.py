@@ -181,7 +181,11 @@ options:
     description: Directory for O(target=terraform).
     type: path
   validate:
-    description: Run C(kops validate cluster) after the other steps and fail when it does not pass.
+    description:
+      - Run C(kops validate cluster) after the other steps and fail when it does not pass.
+      - With O(zones) and O(control_plane_zones) given, it also fails when the control-plane nodes do not sit in every
+        control-plane zone, or when the workers sit in one zone while two or more were asked for (O(node_count)) over
+        several zones (the C(validation.topology) result).
     type: bool
     default: false
   validate_timeout:
