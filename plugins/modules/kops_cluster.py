@@ -66,7 +66,7 @@ options:
     description:
       - Kubernetes version, C(1.34.1) or C(v1.34.1). On an existing cluster it is converged, one minor
         version forward at a time; a downgrade or a skipped minor version fails unless O(allow_version_skip=true).
-      - At least C(1.31.0), the oldest version kops v1.36.2 supports (C(upup/pkg/fi/cloudup/apply_cluster.go)): kops
+      - At least C(1.31.0), the oldest version kops v1.36.2 supports (C(upup/pkg/fi/cloudup/apply_cluster.go)); kops
         would store an older one and refuse every update, so it fails before anything is written.
     type: str
   allow_version_skip:
