@@ -113,15 +113,32 @@ NEVER_APPLIED = {
 UNREAD_ASG_FIELDS = {"CapacityRebalance": "CapacityRebalance"}
 
 
+# Fields whose change to ``<nil>`` kops never applies: AutoscalingGroup.RenderAWS sends the overrides only when the
+# desired list is not nil (awstasks/autoscalinggroup.go:551-566), while Find reads one entry per override AWS holds
+# (:295, the InstanceType of each, none for an instanceRequirements override). A group with
+# ``mixedInstancesPolicy.instanceRequirements`` and no ``instances`` therefore plans ``MixedInstanceOverrides [] ->
+# <nil>`` in every dry run, on AWS as on the emulator, and ``update --yes`` changes nothing.
+NEVER_APPLIED_TO_NIL = {"AutoscalingGroup": frozenset(["MixedInstanceOverrides"])}
+
+
+def _never_applied(item):
+    """Whether kops never applies any change of the modify ``item`` (:data:`NEVER_APPLIED`, :data:`NEVER_APPLIED_TO_NIL`)."""
+    fields = NEVER_APPLIED.get(item.get("type"), frozenset())
+    to_nil = NEVER_APPLIED_TO_NIL.get(item.get("type"), frozenset())
+    return bool(item["changes"]) and all(
+        name in fields or (name in to_nil and isinstance(change, dict) and change.get("new") == "<nil>")
+        for name, change in item["changes"].items())
+
+
 def split_never_applied(plan):
-    """Move the modify items that kops never applies (:data:`NEVER_APPLIED`) to ``plan['ignored']``.
+    """Move the modify items that kops never applies (:data:`NEVER_APPLIED`, :data:`NEVER_APPLIED_TO_NIL`) to
+    ``plan['ignored']``.
 
     :returns: the same plan dict, with ``ignored`` (list) set and ``changed`` recomputed from the rest.
     """
     kept, ignored = [], []
     for item in plan.get("modify", []):
-        fields = NEVER_APPLIED.get(item.get("type"))
-        (ignored if fields is not None and set(item["changes"]) <= fields else kept).append(item)
+        (ignored if _never_applied(item) else kept).append(item)
     plan["modify"] = kept
     plan["ignored"] = ignored
     plan["changed"] = any(plan[key] for key in ("create", "modify", "delete"))

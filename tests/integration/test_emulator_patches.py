@@ -246,3 +246,26 @@ def test_delete_key_pair_by_id(emulator):
     assert [k["KeyPairId"] for k in ec2.describe_key_pairs()["KeyPairs"]] == [kept]
     ec2.delete_key_pair(KeyName="kept")  # by name, as before
     assert ec2.describe_key_pairs()["KeyPairs"] == []
+
+
+def test_suspended_processes_keep_the_order_they_were_suspended_in(emulator):
+    """Guide 003's suspend_processes [AZRebalance, ScheduledActions]: read back in that order on every server start
+    (moto's set order changed between starts, and kops compares the list in order)."""
+    ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
+    _, subnets = vpc_with_subnets(ec2)
+    spot_group(emulator, subnets, size=0)
+
+    def suspended():
+        return [p["ProcessName"] for p in describe_group(emulator)["SuspendedProcesses"]]
+
+    asg.suspend_processes(AutoScalingGroupName="spot", ScalingProcesses=["AZRebalance", "ScheduledActions"])
+    assert suspended() == ["AZRebalance", "ScheduledActions"]
+    asg.suspend_processes(AutoScalingGroupName="spot", ScalingProcesses=["Launch", "AZRebalance"])
+    assert suspended() == ["AZRebalance", "ScheduledActions", "Launch"]
+    asg.resume_processes(AutoScalingGroupName="spot", ScalingProcesses=["ScheduledActions"])
+    assert suspended() == ["AZRebalance", "Launch"]
+    asg.resume_processes(AutoScalingGroupName="spot")  # none named: all resumed
+    assert suspended() == []
+    asg.suspend_processes(AutoScalingGroupName="spot")  # none named: all suspended, in the API reference's order
+    assert suspended() == ["Launch", "Terminate", "AddToLoadBalancer", "AlarmNotification", "AZRebalance", "HealthCheck",
+                           "InstanceRefresh", "ReplaceUnhealthy", "ScheduledActions"]

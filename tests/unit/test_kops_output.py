@@ -552,6 +552,21 @@ def test_eventbridge_tag_change_is_never_applied_by_kops_so_it_is_ignored():
     assert only_tags["changed"] is False and len(only_tags["ignored"]) == 1
 
 
+def test_overrides_to_nil_of_an_instance_requirements_group_are_never_applied():
+    """Guide 003's requirements group: kops plans MixedInstanceOverrides [] -> <nil> in every dry run and
+    RenderAWS sends overrides only for a non-nil list (awstasks/autoscalinggroup.go:551-566): ignored. A real
+    overrides change (to a list) is kept."""
+    text = ("Will modify resources:\n"
+            "  AutoscalingGroup/requirements-workers.demo.k8s.local\n"
+            "  \tMixedInstanceOverrides\t [] -> <nil>\n\n"
+            "Must specify --yes to apply changes\n")
+    plan = kops_output.parse_update_plan(text)
+    assert plan["changed"] is False and [i["resource"] for i in plan["ignored"]] == [
+        "AutoscalingGroup/requirements-workers.demo.k8s.local"]
+    real = kops_output.parse_update_plan(text.replace("[] -> <nil>", "[t3.medium] -> [t3.medium, t3a.medium]"))
+    assert real["changed"] is True and real["ignored"] == []
+
+
 SPOT_PLAN = ("Will modify resources:\n"
              "  AutoscalingGroup/spot-workers.demo.k8s.local\n"
              "  \tCapacityRebalance   \t <nil> -> true\n\n"
