@@ -572,3 +572,38 @@ def reserved_instances_offerings_follow_the_request():
         return ActionResult(result)
 
     ReservedInstances.describe_reserved_instances_offerings = describe_reserved_instances_offerings
+
+
+@patch
+def suspended_processes_keep_a_stable_order():
+    """autoscaling:SuspendProcesses / ResumeProcesses, then DescribeAutoScalingGroups' SuspendedProcesses.
+
+    moto: keeps the suspended processes as a Python set, so their order changes from one server start to the
+    next (string hashes are randomised per process); kops compares the list it reads with the spec's in order
+    (awstasks/autoscalinggroup.go Find, SuspendProcesses), so a group with two suspended processes plans
+    ``SuspendProcesses [B, A] -> [A, B]`` on every run, depending on the start.
+    AWS: a stable list. The emulator keeps the order they were suspended in (the request's order, no
+    duplicates); AWS does not document its order.
+    """
+    from moto.autoscaling.models import AutoScalingBackend
+
+    def suspend_processes(self, group_name, scaling_processes):
+        group = self.autoscaling_groups[group_name]
+        names = [p["ProcessName"] for p in group.suspended_processes]
+        for name in scaling_processes or SUSPENDABLE_PROCESSES:
+            if name not in names:
+                names.append(name)
+        group.suspended_processes = names
+
+    def resume_processes(self, group_name, scaling_processes):
+        group = self.autoscaling_groups[group_name]
+        names = [p["ProcessName"] for p in group.suspended_processes]
+        group.suspended_processes = [n for n in names if scaling_processes and n not in scaling_processes]
+
+    AutoScalingBackend.suspend_processes = suspend_processes
+    AutoScalingBackend.resume_processes = resume_processes
+
+
+# The Auto Scaling processes (API reference, SuspendProcesses), in moto's order: all of them when none is named.
+SUSPENDABLE_PROCESSES = ("Launch", "Terminate", "AddToLoadBalancer", "AlarmNotification", "AZRebalance", "HealthCheck",
+                         "InstanceRefresh", "ReplaceUnhealthy", "ScheduledActions")

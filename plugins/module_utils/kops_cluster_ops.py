@@ -313,8 +313,9 @@ class ClusterOps(object):
         result.update(kops_kubeconfig.kubeconfig_credential(target, name))
         return result
 
-    def validate(self, name, wait, control_plane_zones, zones):
-        """``kops validate cluster --wait DURATION -o json``; returns the parsed result plus ``problems`` (list of str)."""
+    def validate(self, name, wait, control_plane_zones, zones, node_count=None):
+        """``kops validate cluster --wait DURATION -o json``; returns the parsed result plus ``problems`` (list of str)
+        (the topology rule of :func:`kops_output.check_topology` with the zones and ``node_count`` asked for)."""
         result = self.runner.run(["validate", "cluster", "--name", name, "--wait", wait, "-o", "json"], check=False)
         try:
             parsed = kops_output.parse_validate(result.stdout)
@@ -322,7 +323,7 @@ class ClusterOps(object):
             message = kops_output.error_message(result.stderr) or "no output"
             return {"ok": False, "failures": [], "nodes": [], "attempts": 0,
                     "problems": ["the Kubernetes API of %s did not answer: %s" % (name, message)]}
-        parsed["topology"] = kops_output.check_topology(parsed["nodes"], control_plane_zones or [], zones or [])
+        parsed["topology"] = kops_output.check_topology(parsed["nodes"], control_plane_zones or [], zones or [], node_count)
         parsed["problems"] = [_problem(f) for f in parsed["failures"]]
         parsed["problems"] += parsed["topology"]["problems"]
         parsed["ok"] = parsed["ok"] and not parsed["topology"]["problems"] and result.rc == 0

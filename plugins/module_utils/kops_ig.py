@@ -414,9 +414,26 @@ def overrides(params):
         elif option in ("node_labels", "cloud_labels"):
             value = labels_as_text(value)
         elif option == "max_instance_lifetime":
-            value = str(value)
+            value = go_duration(value)
         result[field] = value
     return result
+
+
+def go_duration(value):
+    """A duration as kops stores it (Go's time.Duration String of the metav1.Duration it parses: ``168h`` ->
+    ``168h0m0s``, ``90m`` -> ``1h30m0s``, ``0`` -> ``0s``), so that a re-run compares equal to the stored spec. A value
+    that is not whole seconds is kept as given (str)."""
+    seconds = duration_seconds(value, "max_instance_lifetime")
+    if seconds != int(seconds):
+        return str(value)
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return "%dh%dm%ds" % (hours, minutes, secs)
+    if minutes:
+        return "%dm%ds" % (minutes, secs)
+    return "%ds" % secs
 
 
 def snake(name):

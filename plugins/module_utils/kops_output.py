@@ -113,15 +113,32 @@ NEVER_APPLIED = {
 UNREAD_ASG_FIELDS = {"CapacityRebalance": "CapacityRebalance"}
 
 
+# Fields whose change to ``<nil>`` kops never applies: AutoscalingGroup.RenderAWS sends the overrides only when the
+# desired list is not nil (awstasks/autoscalinggroup.go:551-566), while Find reads one entry per override AWS holds
+# (:295, the InstanceType of each, none for an instanceRequirements override). A group with
+# ``mixedInstancesPolicy.instanceRequirements`` and no ``instances`` therefore plans ``MixedInstanceOverrides [] ->
+# <nil>`` in every dry run, on AWS as on the emulator, and ``update --yes`` changes nothing.
+NEVER_APPLIED_TO_NIL = {"AutoscalingGroup": frozenset(["MixedInstanceOverrides"])}
+
+
+def _never_applied(item):
+    """Whether kops never applies any change of the modify ``item`` (:data:`NEVER_APPLIED`, :data:`NEVER_APPLIED_TO_NIL`)."""
+    fields = NEVER_APPLIED.get(item.get("type"), frozenset())
+    to_nil = NEVER_APPLIED_TO_NIL.get(item.get("type"), frozenset())
+    return bool(item["changes"]) and all(
+        name in fields or (name in to_nil and isinstance(change, dict) and change.get("new") == "<nil>")
+        for name, change in item["changes"].items())
+
+
 def split_never_applied(plan):
-    """Move the modify items that kops never applies (:data:`NEVER_APPLIED`) to ``plan['ignored']``.
+    """Move the modify items that kops never applies (:data:`NEVER_APPLIED`, :data:`NEVER_APPLIED_TO_NIL`) to
+    ``plan['ignored']``.
 
     :returns: the same plan dict, with ``ignored`` (list) set and ``changed`` recomputed from the rest.
     """
     kept, ignored = [], []
     for item in plan.get("modify", []):
-        fields = NEVER_APPLIED.get(item.get("type"))
-        (ignored if fields is not None and set(item["changes"]) <= fields else kept).append(item)
+        (ignored if _never_applied(item) else kept).append(item)
     plan["modify"] = kept
     plan["ignored"] = ignored
     plan["changed"] = any(plan[key] for key in ("create", "modify", "delete"))
@@ -387,13 +404,16 @@ def kops_warnings(stdout, stderr, merged=False):
     return found
 
 
-def check_topology(nodes, control_plane_zones, zones):
+def check_topology(nodes, control_plane_zones, zones, node_count=None):
     """The topology the kOps guide asks for, checked on validate's ``nodes`` list.
 
     :param nodes: ``[{'name', 'zone', 'role', 'status'}]`` from :func:`parse_validate`.
+    :param node_count: the workers asked for (``node_count``), when given: kops spreads them over the zones
+        (cmd/kops/create_cluster.go, one node group per zone), so fewer than two workers need no second zone
+        (guide 001: one node, three zones).
     :returns: ``{'control_plane_zones': [...], 'node_zones': [...], 'problems': [str]}``: control-plane
         nodes must sit in as many distinct zones as ``control_plane_zones``; workers in at least two
-        zones when more than one zone is given.
+        zones when more than one zone is given and at least two workers are asked for.
     """
     cp_zones = sorted({n.get("zone") for n in nodes if n.get("role") in ("control-plane", "master", "ControlPlane")})
     node_zones = sorted({n.get("zone") for n in nodes if n.get("role") in ("node", "Node")})
@@ -401,7 +421,8 @@ def check_topology(nodes, control_plane_zones, zones):
     if control_plane_zones and len(cp_zones) < len(set(control_plane_zones)):
         problems.append("control-plane nodes run in %d zone(s) (%s), expected %d (%s)" % (
             len(cp_zones), ", ".join(cp_zones) or "none", len(set(control_plane_zones)), ", ".join(sorted(set(control_plane_zones)))))
-    if len(set(zones or [])) > 1 and len(node_zones) < 2:
+    spread = len(set(zones or [])) if node_count is None else min(len(set(zones or [])), node_count)
+    if spread > 1 and len(node_zones) < 2:
         problems.append("worker nodes run in %d zone(s) (%s); expected at least 2 of %s" % (
             len(node_zones), ", ".join(node_zones) or "none", ", ".join(sorted(set(zones)))))
     return {"control_plane_zones": cp_zones, "node_zones": node_zones, "problems": problems}

@@ -19,6 +19,24 @@ DURATION_FLAGS = (("validation_timeout", "--validation-timeout"), ("drain_timeou
                   ("bastion_interval", "--bastion-interval"), ("post_drain_delay", "--post-drain-delay"))
 
 
+def rolling_role(value):
+    """A ``--instance-group-roles`` value as kops reads it (pkg/apis/kops/parse.go ParseInstanceGroupRole, lenient, as
+    cmd/kops/rolling-update_cluster.go:329 calls it): case-insensitive, a plural ``s`` dropped, ``controlplane`` and
+    ``master`` for the control plane (the guides' ``Node``, ``Master``, ``nodes``). Returns the kops name
+    (one of :data:`ROLES`). :raises RuleError: a role kops does not know."""
+    found = str(value).lower()
+    if found.endswith("s"):
+        found = found[:-1]
+    found = found.replace("controlplane", "control-plane", 1)
+    if found == "master":
+        return "control-plane"
+    for role in ROLES:
+        if role.rstrip("s") == found:
+            return role
+    raise RuleError("instance_group_roles: %r is not one of %s (any case, plural, or master for control-plane)" % (
+        value, ", ".join(ROLES)))
+
+
 def rolling_update_args(cluster, params, yes):
     """argv (list of str) after ``kops`` for ``rolling-update cluster``.
 
@@ -29,10 +47,7 @@ def rolling_update_args(cluster, params, yes):
     args = ["rolling-update", "cluster", "--name", cluster]
     if params.get("instance_groups"):
         args += ["--instance-group", ",".join(params["instance_groups"])]
-    roles = params.get("instance_group_roles") or []
-    for role in roles:
-        if role not in ROLES:
-            raise RuleError("instance_group_roles: %r is not one of %s" % (role, ", ".join(ROLES)))
+    roles = [rolling_role(role) for role in params.get("instance_group_roles") or []]
     if roles:
         args += ["--instance-group-roles", ",".join(roles)]
     if params.get("cloudonly"):

@@ -94,6 +94,55 @@ def control_plane_zones(values, node_zones):
         raise RuleError("control_plane_zones: zones are in %s but zones are in %s" % (region, node_region))
 
 
+def partition_of(region):
+    """The AWS partition of ``region`` (``us-east-1`` -> ``aws``, ``cn-north-1`` -> ``aws-cn``,
+    ``us-gov-west-1`` -> ``aws-us-gov``), from botocore's endpoint data (the partitions' region patterns), the
+    same table the SDKs use; None for a region no partition claims or no region."""
+    if not region:
+        return None
+    import botocore.session  # only the modules need botocore; the pure rules above do not
+
+    try:
+        return botocore.session.get_session().get_partition_for_region(region)
+    except Exception:  # botocore's UnknownRegionError (its class moved between versions)
+        return None
+
+
+def region_of_spec(spec):
+    """The region of a cluster spec (v1alpha2 ``spec.subnets[].zone``), as kops derives it
+    (upup/pkg/fi/cloudup/awsup/aws_utils.go FindRegion: each zone minus its last letter); None when unknown."""
+    for subnet in (spec or {}).get("subnets") or []:
+        region = region_of_zone(subnet.get("zone"))
+        if region:
+            return region
+    return None
+
+
+def arn_partitions(value, region, field):
+    """Every ARN (a string starting with ``arn:``) anywhere in ``value`` (nested dicts and lists) must be in the
+    partition of ``region`` and, when it names a region, in ``region`` itself: IAM, Auto Scaling and ELB refuse a
+    policy, role or target group of another partition or region (an ARN of ``aws`` in ``cn-north-1`` is not
+    found), but kops stores such a spec and fails only when it applies it. ``field`` is the option named in
+    errors (sub-paths appended). Does nothing when the region's partition is unknown.
+    :raises RuleError: naming the path, the ARN and the partition (or region) expected."""
+    partition = partition_of(region)
+    if partition is None:
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            arn_partitions(item, region, "%s.%s" % (field, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            arn_partitions(item, region, "%s[%d]" % (field, index))
+    elif isinstance(value, str) and value.startswith("arn:"):
+        parts = value.split(":", 5)
+        if len(parts) < 6 or parts[1] != partition:
+            raise RuleError("%s: %r is not an ARN of partition %s, the partition of %s (arn:%s:...)" % (
+                field, value, partition, region, partition))
+        if parts[3] and parts[3] != region:
+            raise RuleError("%s: %r is in region %s; the cluster is in %s" % (field, value, parts[3], region))
+
+
 def kubernetes_version(value, field="kubernetes_version"):
     """A Kubernetes version ``X.Y.Z`` or ``vX.Y.Z`` (pkg/apis/kops/util/versions.go:30 ParseKubernetesVersion).
     Returns ``(major, minor, patch)`` ints."""
@@ -101,6 +150,23 @@ def kubernetes_version(value, field="kubernetes_version"):
     if not match:
         raise RuleError("%s: %r is not a version such as 1.34.1 or v1.34.1" % (field, value))
     return int(match.group("major")), int(match.group("minor")), int(match.group("patch"))
+
+
+# upup/pkg/fi/cloudup/apply_cluster.go:79 OldestSupportedKubernetesVersion (kops v1.36.2): an older version is
+# written by `kops create cluster` but refused by every `kops update cluster` ("kubernetes upgrade is required").
+OLDEST_SUPPORTED_KUBERNETES = (1, 31, 0)
+
+
+def supported_kubernetes_version(value, field="kubernetes_version"):
+    """:func:`kubernetes_version`, and at least kops' oldest supported version (1.31.0 for kops v1.36.2,
+    upup/pkg/fi/cloudup/apply_cluster.go:79 and 1010-1017), so that a version kops would never apply fails before
+    the spec is written. Returns ``(major, minor, patch)``."""
+    version = kubernetes_version(value, field)
+    if version < OLDEST_SUPPORTED_KUBERNETES:
+        raise RuleError("%s: %s is older than %s, the oldest Kubernetes version kops v1.36.2 supports "
+                        "(kops would write the spec and refuse every update: 'kubernetes upgrade is required')" % (
+                            field, value, "%d.%d.%d" % OLDEST_SUPPORTED_KUBERNETES))
+    return version
 
 
 def dns_zone_encloses(zone, name):

@@ -68,6 +68,8 @@ options:
     description:
       - Kubernetes version, C(1.34.1) or C(v1.34.1). On an existing cluster it is converged, one minor
         version forward at a time; a downgrade or a skipped minor version fails unless O(allow_version_skip=true).
+      - At least C(1.31.0), the oldest version kops v1.36.2 supports (C(upup/pkg/fi/cloudup/apply_cluster.go)); kops
+        would store an older one and refuse every update, so it fails before anything is written.
     type: str
   allow_version_skip:
     description: Allow a Kubernetes version change that skips a minor version or goes backwards.
@@ -237,7 +239,11 @@ options:
     description: Directory for O(target=terraform).
     type: path
   validate:
-    description: Run C(kops validate cluster) after the other steps and fail when it does not pass.
+    description:
+      - Run C(kops validate cluster) after the other steps and fail when it does not pass.
+      - With O(zones) and O(control_plane_zones) given, it also fails when the control-plane nodes do not sit in every
+        control-plane zone, or when the workers sit in one zone while two or more were asked for (O(node_count)) over
+        several zones (the C(validation.topology) result).
     type: bool
     default: false
   validate_timeout:
@@ -542,8 +548,10 @@ def check_params(params, region):
     if params["ssh_public_key"] is not None:
         kops_rules.ssh_public_key(params["ssh_public_key"])
     kops_spec.check_spec_fields(params["spec"], kops_spec.CLUSTER_SPEC_FIELDS)
+    if params["spec"]:  # policy, role, certificate ARNs: of the cluster's partition and region
+        kops_rules.arn_partitions(params["spec"], region or kops_rules.region_of_zone((params["zones"] or [""])[0]), "spec")
     if params["kubernetes_version"]:
-        kops_rules.kubernetes_version(params["kubernetes_version"])
+        kops_rules.supported_kubernetes_version(params["kubernetes_version"])
     if params["dns_zone"]:
         params["dns_zone"] = kops_rules.dns_zone_encloses(params["dns_zone"], name)
     if params["cloud_labels"]:
@@ -691,11 +699,14 @@ def converge(module, ops, name, current, params, result, base=None):
     desired = kops_spec.desired_object(base, kops_spec.cluster_overrides(params, base), params["spec"])
     before = kops_spec.strip_server_fields(current)
     result["changes"] = kops_spec.diff_paths(before, desired)
-    if any(c["path"].startswith("spec.cloudLabels") for c in result["changes"]):
-        try:  # the merged labels, whether given as cloud_labels or through spec (kops cluster.go:122-153)
+    try:
+        if any(c["path"].startswith("spec.cloudLabels") for c in result["changes"]):
+            # the merged labels, whether given as cloud_labels or through spec (kops cluster.go:122-153)
             kops_ig.cloud_labels(desired["spec"].get("cloudLabels"), "cloud_labels")
-        except kops_rules.RuleError as exc:
-            module.fail_json(msg=str(exc), **result)
+        if params["spec"]:  # the stored cluster's region decides the partition of the ARNs given
+            kops_rules.arn_partitions(params["spec"], kops_rules.region_of_spec(desired["spec"]), "spec")
+    except kops_rules.RuleError as exc:
+        module.fail_json(msg=str(exc), **result)
     result["diff"] = {"before": {"spec": before.get("spec")}, "after": {"spec": desired.get("spec")}}
     result["spec"] = desired.get("spec")
     if result["changes"]:
@@ -759,7 +770,8 @@ def ensure_present(module, ops, name, params, s3=None):
                                                      exists=current is not None or not module.check_mode)
         result["changed"] = result["changed"] or result["kubeconfig"]["changed"]
     if params["validate"] and not module.check_mode:
-        result["validation"] = ops.validate(name, params["validate_timeout"], params["control_plane_zones"], params["zones"])
+        result["validation"] = ops.validate(name, params["validate_timeout"], params["control_plane_zones"], params["zones"],
+                                            params["node_count"])
         if not result["validation"]["ok"]:
             module.fail_json(msg="kops validate cluster %s did not pass: %s" % (
                 name, "; ".join(result["validation"]["problems"])), **result)

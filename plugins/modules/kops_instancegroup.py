@@ -345,6 +345,10 @@ def ensure(module, ops, params):
         merged = kops_ig.merged_params(params, manifest.get("spec"))
         kops_ig.check_sizes(role, merged["min_size"], merged["max_size"])  # the stored role's rules too
         kops_ig.check_fields(merged, role, [s.get("name") for s in cluster["spec"].get("subnets") or []])
+        # target group and policy ARNs: of the cluster's partition and region (AWS finds no other)
+        region = kops_rules.region_of_spec(cluster["spec"])
+        kops_rules.arn_partitions(merged.get("external_load_balancers") or [], region, "external_load_balancers")
+        kops_rules.arn_partitions(params.get("spec") or {}, region, "spec")
     except kops_rules.RuleError as exc:
         module.fail_json(msg=str(exc))
     if any(c["path"].startswith(("spec.additionalUserData", "spec.compressUserData")) for c in result["changes"]):

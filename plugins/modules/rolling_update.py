@@ -19,7 +19,10 @@ options:
   cluster: {description: Name of the cluster., type: str, required: true}
   instance_groups: {description: Only these instance groups (C(--instance-group))., type: list, elements: str}
   instance_group_roles:
-    description: Only groups of these roles (C(--instance-group-roles)), of C(control-plane), C(apiserver), C(node), C(bastion).
+    description:
+      - Only groups of these roles (C(--instance-group-roles)), of C(control-plane), C(apiserver), C(node), C(bastion).
+      - Read as kops reads them (C(pkg/apis/kops/parse.go)), in any case, plural, C(ControlPlane) or C(master) for the
+        control plane, e.g. the guides' C(Node) and C(Master); passed to kops as its names.
     type: list
     elements: str
   cloudonly:

@@ -279,3 +279,26 @@ def test_reserved_instances_offerings_follow_the_request(emulator):
         InstanceType="t3.medium", PaginationConfig={"PageSize": 7}))
     ids = [o["ReservedInstancesOfferingId"] for p in pages for o in p["ReservedInstancesOfferings"]]
     assert len(pages) > 1 and len(ids) == len(set(ids)) == 5 * 3 * 2 * 2 * 2  # zones x types x classes x products x terms
+
+
+def test_suspended_processes_keep_the_order_they_were_suspended_in(emulator):
+    """Guide 003's suspend_processes [AZRebalance, ScheduledActions]: read back in that order on every server start
+    (moto's set order changed between starts, and kops compares the list in order)."""
+    ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
+    _, subnets = vpc_with_subnets(ec2)
+    spot_group(emulator, subnets, size=0)
+
+    def suspended():
+        return [p["ProcessName"] for p in describe_group(emulator)["SuspendedProcesses"]]
+
+    asg.suspend_processes(AutoScalingGroupName="spot", ScalingProcesses=["AZRebalance", "ScheduledActions"])
+    assert suspended() == ["AZRebalance", "ScheduledActions"]
+    asg.suspend_processes(AutoScalingGroupName="spot", ScalingProcesses=["Launch", "AZRebalance"])
+    assert suspended() == ["AZRebalance", "ScheduledActions", "Launch"]
+    asg.resume_processes(AutoScalingGroupName="spot", ScalingProcesses=["ScheduledActions"])
+    assert suspended() == ["AZRebalance", "Launch"]
+    asg.resume_processes(AutoScalingGroupName="spot")  # none named: all resumed
+    assert suspended() == []
+    asg.suspend_processes(AutoScalingGroupName="spot")  # none named: all suspended, in the API reference's order
+    assert suspended() == ["Launch", "Terminate", "AddToLoadBalancer", "AlarmNotification", "AZRebalance", "HealthCheck",
+                           "InstanceRefresh", "ReplaceUnhealthy", "ScheduledActions"]

@@ -11,6 +11,7 @@ and the ids of resources that only exist once the test made them (the China VPC,
 """
 import json
 import os
+import re
 
 import pytest
 import yaml
@@ -80,6 +81,12 @@ class NothingWritten:
             after = self.emulator.snapshot()
             assert after == self.before, self.emulator.snapshot_diff(self.before, after)
             assert bucket_state(self.emulator, self.bucket, self.region) == self.store
+
+
+def cloud_state(emulator):
+    """The emulator's snapshot without S3 objects (dict): what a terraform target must leave as it is while kops still
+    writes its state store."""
+    return {key: value for key, value in json.loads(emulator.snapshot()).items() if not key.endswith("s3.objects")}
 
 
 def subnets(spec):
@@ -370,7 +377,7 @@ def stage_kops_files(emulator, bucket, prefix="files"):
     return "%s/%s/%s/" % (emulator.url, bucket, prefix), "%s/%s/%s" % (emulator.url, bucket, base)
 
 
-def test_aws_china_example_check_mode(emulator, ssh_public_key):
+def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path):
     """examples/aws-china in check mode on a new cluster: the spec kops would create in cn-north-1 (the existing
     VPC and subnets, private topology and private DNS, an internal API load balancer, the asset mirrors).
     Then applied as a user would, with kops' files from the fileRepository mirror, to read back what only an
@@ -432,3 +439,52 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key):
     # the create-only options are compared with the stored cluster, its groups and its SSH key (issue 16 item 9)
     assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "all"], ["get", "sshpublickeys"], ["update", "cluster"]]
     assert again["create_only_differences"] == [] and not user_warnings(again), again.get("warnings")
+
+    # Guide 002's least-privilege IAM (playbooks/kops_iam.yml with the example's vars): every ARN is arn:aws-cn.
+    zone = net.zone_id.split("/")[-1]
+    iam_run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "kops_iam.yml"), emulator=emulator, extra_vars=dict(
+        example, aws_endpoint_url=emulator.url, kops_iam_hosted_zone_ids=[zone]))
+    assert iam_run.rc == 0, [(n, r.get("msg")) for n, r in iam_run.results if r.get("failed")]
+    arn = "arn:aws-cn:iam::123456789012:policy/kops-operator"
+    assert [p["PolicyArn"] for p in iam.list_attached_group_policies(GroupName="kops")["AttachedPolicies"]] == [arn]
+    version = iam.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
+    document = iam.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
+    document = json.loads(document) if isinstance(document, str) else document
+    statements = {st["Sid"]: st for st in document["Statement"]}
+    assert statements["StateStoreBuckets"]["Resource"] == ["arn:aws-cn:s3:::" + bucket]
+    assert statements["ClusterRoles"]["Resource"] == ["arn:aws-cn:iam::*:role/*.kops.internal", "arn:aws-cn:iam::*:instance-profile/*.kops.internal"]
+    assert statements["Records"]["Resource"] == ["arn:aws-cn:route53:::hostedzone/" + zone]
+    assert "arn:aws:" not in json.dumps(document)
+
+    # Guide 002's terraform target: kubernetes.tf written (nothing applied), its groups and aws-cn ARNs read back.
+    out = tmp_path / "terraform-output"
+    before = cloud_state(emulator)
+    operate = play(emulator, "aws-china", "operate.yml", dict(extra, china_terraform_out=str(out), china_steps=["terraform"]))
+    assert operate.result("Terraform output of %s" % name)["changed"] is True
+    assert cloud_state(emulator) == before  # kops wrote only its state store (the completed spec) and the files
+    terraform = (out / "kubernetes.tf").read_text()
+    # One aws_autoscaling_group per InstanceGroup, named after the group kops applied (dots to dashes).
+    applied_groups = [g["AutoScalingGroupName"] for g in emulator.client("autoscaling", CHINA).describe_auto_scaling_groups()["AutoScalingGroups"]]
+    assert sorted(re.findall(r'^resource "aws_autoscaling_group" "([^"]+)"', terraform, re.M)) == sorted(
+        g.replace(".", "-") for g in applied_groups) and len(applied_groups) == 3, applied_groups
+    # The ARNs are in the policy files kubernetes.tf reads (file("${path.module}/data/...")): all aws-cn.
+    policy_file = "aws_iam_role_policy_masters.%s_policy" % name
+    assert 'file("${path.module}/data/%s")' % policy_file in terraform
+    assert "arn:aws-cn:route53:::hostedzone/" + zone in (out / "data" / policy_file).read_text()
+    written = terraform + "".join(f.read_text() for f in (out / "data").iterdir() if not f.name.endswith("_user_data"))
+    assert "arn:aws:" not in written and written.count("arn:aws-cn:") >= 2
+    assert 'region = "cn-north-1"' in terraform
+
+    # Guide 002's rolling-update flags, each in the kops argv (no instance needs an update: nothing rolls).
+    # --cloudonly: no Kubernetes API answers for this cluster here (guide 001's test drains for real).
+    roll_options = dict(example["china_roll"], cloudonly=True)
+    rolled = play(emulator, "aws-china", "operate.yml", dict(extra, china_steps=["roll"], china_roll=roll_options)).result(
+        "Rolling update with the guide's flags")
+    assert not rolled.get("failed") and rolled["changed"] is False, rolled.get("msg")
+    argv = next(c["argv"] for c in rolled["kops_invocations"] if c["argv"][1:3] == ["rolling-update", "cluster"])
+    assert argv[1:5] == ["rolling-update", "cluster", "--name", name]
+    pairs = [argv[i:i + 2] for i in range(len(argv) - 1)]
+    for flag in (["--instance-group", "nodes-cn-north-1a,nodes-cn-north-1b"], ["--instance-group-roles", "node"],
+                 ["--node-interval", "15m"], ["--control-plane-interval", "15m"], ["--validation-timeout", "30m"]):
+        assert flag in pairs, (flag, argv)
+    assert "--fail-on-validate-error=true" in argv and "--cloudonly" in argv and "--yes" not in argv

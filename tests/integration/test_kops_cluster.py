@@ -187,6 +187,9 @@ BAD_INPUTS = [
     ({"name": "singlelabel"}, "fully qualified DNS name"),
     ({"node_count": -1}, "node_count: must be 0 or more"),
     ({"kubernetes_version": "1.34"}, "kubernetes_version: '1.34' is not a version"),
+    # the kOps guide 001's version: kops v1.36.2 writes it, then refuses every update (apply_cluster.go:1010)
+    ({"kubernetes_version": "v1.14.8"}, "kubernetes_version: v1.14.8 is older than 1.31.0, the oldest Kubernetes version kops v1.36.2 supports"),
+    ({"kubernetes_version": "1.30.14"}, "kubernetes_version: 1.30.14 is older than 1.31.0"),
     ({"dns_zone": "other.example.org"}, "dns_zone: other.example.org does not enclose"),
     ({"network_cidr": "172.20.0.0/33"}, "network_cidr:"),
     ({"target": "terraform"}, "out: a directory is required"),
@@ -198,6 +201,11 @@ BAD_INPUTS = [
     ({"export_kubeconfig": True, "admin": "0s"}, "admin: '0s' is no lifetime"),
     # kops' reserved cloud labels (pkg/apis/kops/validation/cluster.go:122-153)
     ({"cloud_labels": {"KubernetesCluster": "x"}}, "cloud_labels: 'KubernetesCluster' is a label kops reserves"),
+    # issue 16 item 6: ARNs of the cluster's partition (us-east-1: aws); IAM answers NoSuchEntity to others
+    ({"spec": {"externalPolicies": {"node": ["arn:aws-cn:iam::123456789012:policy/extra"]}}},
+     "spec.externalPolicies.node[0]: 'arn:aws-cn:iam::123456789012:policy/extra' is not an ARN of partition aws, the partition of us-east-1"),
+    ({"spec": {"iam": {"permissionsBoundary": "arn:aws-us-gov:iam::123456789012:policy/boundary"}}},
+     "spec.iam.permissionsBoundary: 'arn:aws-us-gov:iam::123456789012:policy/boundary' is not an ARN of partition aws"),
 ]
 
 

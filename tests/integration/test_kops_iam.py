@@ -213,3 +213,87 @@ def test_bad_input_fails_naming_the_field_and_writes_nothing(emulator, play, rol
     assert "Traceback" not in run.stdout
     after_snapshot = emulator.snapshot()
     assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)
+
+
+def role_in(region, **role_vars):
+    """The role's tasks with the AWS modules pointed at ``region`` (module_defaults of a block)."""
+    return [{"name": "in " + region, "module_defaults": {"group/aws": {"region": region}}, "block": role(**role_vars)}]
+
+
+def iam_in(emulator, region):
+    return emulator.client("iam", region)
+
+
+@pytest.mark.parametrize("region, partition", [("cn-northwest-1", "aws-cn"), ("us-gov-west-1", "aws-us-gov"),
+                                               ("cn-north-1", "aws-cn")])
+def test_arns_follow_the_partition_of_the_caller(emulator, play, region, partition):
+    """Issue 16 item 6: with no kops_iam_partition, the managed policy ARNs and every ARN of the least-privilege
+    policy are of the caller's partition, read back from the emulator's IAM of that partition."""
+    run = play(role_in(region))
+    assert run.rc == 0, run.stdout[-3000:]
+    iam = iam_in(emulator, region)
+    attached = sorted(p["PolicyArn"] for p in iam.list_attached_group_policies(GroupName="kops")["AttachedPolicies"])
+    assert attached == sorted("arn:%s:iam::aws:policy/%s" % (partition, name) for name in GUIDE_POLICIES)
+    assert [u["UserName"] for u in iam.get_group(GroupName="kops")["Users"]] == ["kops"]
+    result = run.result("result")["kops_iam_result"]
+    assert result["partition"] == partition and sorted(result["policy_arns"]) == attached
+    # Nothing landed in the aws partition (IAM of us-east-1 is another store).
+    assert iam_state(emulator) == {"local_policies": []}
+
+    least = play(role_in(region, kops_iam_hosted_zone_ids=["Z0001"], **LEAST))
+    assert least.rc == 0, least.stdout[-3000:]
+    arn = "arn:%s:iam::%s:policy/kops-operator" % (partition, ACCOUNT)
+    assert [p["PolicyArn"] for p in iam.list_attached_group_policies(GroupName="kops")["AttachedPolicies"]] == [arn]
+    version = iam.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
+    document = iam.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
+    document = json.loads(document) if isinstance(document, str) else document
+    resources = [r for s in document["Statement"] for r in ([s["Resource"]] if isinstance(s["Resource"], str) else s["Resource"])]
+    arns = [r for r in resources if r != "*"]
+    assert arns and all(r.startswith("arn:%s:" % partition) for r in arns), arns
+    statements = {s["Sid"]: s for s in document["Statement"]}
+    assert statements["StateStoreBuckets"]["Resource"] == ["arn:%s:s3:::kopsible-state" % partition]
+    assert statements["Records"]["Resource"] == ["arn:%s:route53:::hostedzone/Z0001" % partition]
+    assert changed(play(role_in(region, kops_iam_hosted_zone_ids=["Z0001"], **LEAST))) == 0
+
+
+@pytest.mark.parametrize("role_vars, message", [
+    ({"kops_iam_partition": "aws"}, "kops_iam_partition: 'aws' but the credentials are of partition aws-cn (arn:aws-cn:sts::123456789012:"),
+    ({"kops_iam_managed_policies": ["AmazonEC2FullAccess", "arn:aws:iam::aws:policy/IAMFullAccess"]},
+     "kops_iam_managed_policies: arn:aws:iam::aws:policy/IAMFullAccess not of partition aws-cn"),
+])
+def test_arn_of_another_partition_fails_before_writing(emulator, play, role_vars, message):
+    emulator.warm("cn-northwest-1")
+    before = emulator.snapshot()
+    run = play(role_in("cn-northwest-1", **role_vars))
+    assert run.rc != 0
+    failed = [r for _, r in run.results if r.get("failed")]
+    assert failed and message in json.dumps(failed), failed
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)
+
+
+def test_managed_failure_leaves_no_half_made_user_or_group(emulator, play):
+    """A managed policy IAM does not have fails the group's attach: the user and the group the run made are
+    removed again, and the failure names the task and what it removed; a user that was there before stays."""
+    if not emulator_can_delete_users(emulator):
+        pytest.skip("the emulator lacks the IAM user-deletion fixes (ListServiceSpecificCredentials, state dump)")
+    missing = {"kops_iam_managed_policies": ["AmazonEC2FullAccess", "AmazonEKSNoSuchPolicy"]}
+    emulator.warm("cn-north-1")
+    before = emulator.snapshot()
+    run = play(role_in("cn-north-1", **missing))
+    assert run.rc != 0
+    message = json.dumps([r for _, r in run.results if r.get("failed")])
+    assert "Group with its policies and the user - kops failed" in message, message
+    assert "arn:aws-cn:iam::aws:policy/AmazonEKSNoSuchPolicy" in message
+    assert "Removed what this run had made: group kops, user kops" in message
+    iam = iam_in(emulator, "cn-north-1")
+    assert iam.list_users()["Users"] == [] and iam.list_groups()["Groups"] == []
+    after_snapshot = emulator.snapshot()
+    assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)
+
+    # Variant: the user existed before the run (e.g. made by hand): it stays, the group the run made goes.
+    iam.create_user(UserName="kops")
+    again = play(role_in("cn-north-1", **missing))
+    assert again.rc != 0
+    assert "Removed what this run had made: group kops (" in json.dumps([r for _, r in again.results if r.get("failed")])
+    assert [u["UserName"] for u in iam.list_users()["Users"]] == ["kops"] and iam.list_groups()["Groups"] == []

@@ -143,6 +143,13 @@ BAD_INPUTS = [
     ({"name": "control-plane-us-east-1a", "warm_pool": {"min_size": 1}}, "warm_pool: only allowed on instance groups with role Node"),
     ({"name": NODES, "external_load_balancers": [{"load_balancer_name": "lb%d" % i} for i in range(11)]}, "at most 10"),
     ({"name": NODES, "external_load_balancers": [{"target_group_arn": "not-an-arn"}]}, "is not a target group ARN"),
+    # issue 16 item 6: a target group of another partition or region is one AWS cannot attach
+    ({"name": NODES, "external_load_balancers": [{"target_group_arn": "arn:aws-cn:elasticloadbalancing:cn-north-1:123456789012:targetgroup/t/1"}]},
+     "external_load_balancers[0].target_group_arn: 'arn:aws-cn:elasticloadbalancing:cn-north-1:123456789012:targetgroup/t/1' is not an ARN of partition aws, the partition of us-east-1"),
+    ({"name": NODES, "external_load_balancers": [{"target_group_arn": "arn:aws:elasticloadbalancing:us-west-2:123456789012:targetgroup/t/1"}]},
+     "is in region us-west-2; the cluster is in us-east-1"),
+    ({"name": NODES, "spec": {"iam": {"profile": "arn:aws-us-gov:iam::123456789012:instance-profile/nodes"}}},
+     "spec.iam.profile: 'arn:aws-us-gov:iam::123456789012:instance-profile/nodes' is not an ARN of partition aws"),
     ({"name": NODES, "taints": ["dedicated=gpu:Sometimes"]}, "taints[0]: 'dedicated=gpu:Sometimes'"),
     ({"name": NODES, "suspend_processes": ["Nap"]}, "suspend_processes: 'Nap'"),
     ({"name": NODES, "subnets": ["us-east-1z"]}, "subnets: us-east-1z not in the cluster spec"),

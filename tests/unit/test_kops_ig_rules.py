@@ -216,3 +216,11 @@ def test_user_data_over_16384_bytes_refused_naming_the_option():
     assert problem.startswith("additional_user_data: the launch template user data would be 16385 bytes, over EC2's "
                               "limit of 16384 (nodeup script %d bytes as kops rendered it in nodes.c.example.org" % len(NODEUP))
     assert "compress_user_data compresses only kops' own kube_env" in problem
+
+
+@pytest.mark.parametrize("given, stored", [("168h", "168h0m0s"), ("24h", "24h0m0s"), ("90m", "1h30m0s"),
+                                           ("1h30m", "1h30m0s"), ("0", "0s"), ("86400s", "24h0m0s")])
+def test_lifetime_is_written_as_kops_stores_it(given, stored):
+    """kops keeps maxInstanceLifetime as a metav1.Duration and writes Go's Duration String: a re-run of the same
+    option must compare equal to what kops stored (guide 003's lifetime group re-run was changed every time)."""
+    assert kops_ig.overrides({"max_instance_lifetime": given}) == {"maxInstanceLifetime": stored}

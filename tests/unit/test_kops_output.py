@@ -508,6 +508,15 @@ def test_topology_workers_in_two_zones_of_three_is_enough():
     assert kops_output.check_topology(nodes, ZONES, ZONES)["problems"] == []
 
 
+def test_topology_one_worker_asked_for_needs_one_zone():
+    """Guide 001: --node-count 1 over three zones; kops puts the one node in the first zone's group."""
+    nodes = [node("cp-%s" % z, z, "control-plane") for z in ZONES] + [node("n-a", "us-east-1a", "node")]
+    assert kops_output.check_topology(nodes, ZONES, ZONES, node_count=1)["problems"] == []
+    two = nodes + [node("n-a2", "us-east-1a", "node")]
+    assert kops_output.check_topology(two, ZONES, ZONES, node_count=2)["problems"] == [
+        "worker nodes run in 1 zone(s) (us-east-1a); expected at least 2 of us-east-1a, us-east-1b, us-east-1c"]
+
+
 def test_topology_single_zone_cluster():
     nodes = [node("cp", "us-east-1a", "control-plane"), node("n-1", "us-east-1a", "node"),
              node("n-2", "us-east-1a", "node")]
@@ -541,6 +550,21 @@ def test_eventbridge_tag_change_is_never_applied_by_kops_so_it_is_ignored():
     assert plan["changed"] is True
     only_tags = kops_output.parse_update_plan(text.split("\n\n  AutoscalingGroup")[0] + "\n\nMust specify --yes to apply changes\n")
     assert only_tags["changed"] is False and len(only_tags["ignored"]) == 1
+
+
+def test_overrides_to_nil_of_an_instance_requirements_group_are_never_applied():
+    """Guide 003's requirements group: kops plans MixedInstanceOverrides [] -> <nil> in every dry run and
+    RenderAWS sends overrides only for a non-nil list (awstasks/autoscalinggroup.go:551-566): ignored. A real
+    overrides change (to a list) is kept."""
+    text = ("Will modify resources:\n"
+            "  AutoscalingGroup/requirements-workers.demo.k8s.local\n"
+            "  \tMixedInstanceOverrides\t [] -> <nil>\n\n"
+            "Must specify --yes to apply changes\n")
+    plan = kops_output.parse_update_plan(text)
+    assert plan["changed"] is False and [i["resource"] for i in plan["ignored"]] == [
+        "AutoscalingGroup/requirements-workers.demo.k8s.local"]
+    real = kops_output.parse_update_plan(text.replace("[] -> <nil>", "[t3.medium] -> [t3.medium, t3a.medium]"))
+    assert real["changed"] is True and real["ignored"] == []
 
 
 SPOT_PLAN = ("Will modify resources:\n"

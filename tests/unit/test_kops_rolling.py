@@ -20,12 +20,22 @@ def test_every_option_maps_to_its_flag():
         "--fail-on-validate-error=false", "--fail-on-drain-error=true", "--yes"]
 
 
+@pytest.mark.parametrize("given, role", [("Node", "node"), ("nodes", "node"), ("Master", "control-plane"),
+                                         ("masters", "control-plane"), ("ControlPlane", "control-plane"),
+                                         ("control-plane", "control-plane"), ("Bastions", "bastion"), ("APIServer", "apiserver")])
+def test_roles_are_read_as_kops_reads_them(given, role):
+    """pkg/apis/kops/parse.go ParseInstanceGroupRole(input, lenient=true), as rolling-update_cluster.go:329 calls it:
+    the AWS China guide's --instance-group-roles=Node and =Master are kops' node and control-plane."""
+    assert rolling_update_args(C, {"instance_group_roles": [given]}, yes=False)[-2:] == ["--instance-group-roles", role]
+
+
 def test_defaults_are_left_to_kops():
     assert rolling_update_args(C, {}, yes=False) == ["rolling-update", "cluster", "--name", C]
 
 
 @pytest.mark.parametrize("params, message", [
-    ({"instance_group_roles": ["master"]}, "instance_group_roles: 'master'"),
+    ({"instance_group_roles": ["worker"]}, "instance_group_roles: 'worker' is not one of"),
+    ({"instance_group_roles": ["control_plane"]}, "instance_group_roles: 'control_plane'"),
     ({"validate_count": -1}, "validate_count: must be 0 or more"),
 ])
 def test_bad_options(params, message):

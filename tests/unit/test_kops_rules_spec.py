@@ -440,3 +440,55 @@ def test_cluster_facts_empty():
     facts = cluster_facts({"spec": {"cloudLabels": {"team": "a"}, "subnets": subnets}})
     assert facts["zones"] == ["us-east-1a"] and facts["topology"] == ["Private", "Utility"]
     assert facts["cloud_labels"] == {"team": "a"}
+
+
+# --- ARNs follow the partition (issue 16 item 6): botocore's partition table, kops' FindRegion -----------------
+
+@pytest.mark.parametrize("region, partition", [("us-east-1", "aws"), ("cn-north-1", "aws-cn"), ("cn-northwest-1", "aws-cn"),
+                                               ("us-gov-west-1", "aws-us-gov"), ("us-iso-east-1", "aws-iso"),
+                                               ("mars-1", None), (None, None)])
+def test_partition_of_region(region, partition):
+    assert kops_rules.partition_of(region) == partition
+
+
+def test_region_of_spec_is_kops_find_region():
+    """upup/pkg/fi/cloudup/awsup/aws_utils.go FindRegion: a subnet's zone minus its last letter."""
+    assert kops_rules.region_of_spec({"subnets": [{"name": "a", "zone": "cn-northwest-1b"}]}) == "cn-northwest-1"
+    assert kops_rules.region_of_spec({"subnets": []}) is None and kops_rules.region_of_spec(None) is None
+
+
+@pytest.mark.parametrize("value, region", [
+    ({"externalPolicies": {"node": ["arn:aws-cn:iam::123456789012:policy/x"]}}, "cn-northwest-1"),
+    ([{"targetGroupArn": "arn:aws-us-gov:elasticloadbalancing:us-gov-west-1:123456789012:targetgroup/t/1"}], "us-gov-west-1"),
+    ({"iam": {"permissionsBoundary": "arn:aws:iam::123456789012:policy/b"}}, "us-east-1"),
+    ({"name": "arn-less text", "n": 3}, "cn-north-1"),
+    ({"externalPolicies": {"node": ["arn:aws:iam::123456789012:policy/x"]}}, "mars-1"),  # unknown region: no rule
+])
+def test_arns_of_the_region_partition_pass(value, region):
+    kops_rules.arn_partitions(value, region, "spec")
+
+
+@pytest.mark.parametrize("value, region, message", [
+    ({"externalPolicies": {"node": ["arn:aws:iam::123456789012:policy/x"]}}, "cn-northwest-1",
+     "spec.externalPolicies.node[0]: 'arn:aws:iam::123456789012:policy/x' is not an ARN of partition aws-cn, the partition of cn-northwest-1"),
+    ({"iam": {"profile": "arn:aws-cn:iam::123456789012:instance-profile/p"}}, "us-gov-west-1",
+     "spec.iam.profile: 'arn:aws-cn:iam::123456789012:instance-profile/p' is not an ARN of partition aws-us-gov"),
+    ([{"targetGroupArn": "arn:aws-cn:elasticloadbalancing:cn-north-1:123456789012:targetgroup/t/1"}], "cn-northwest-1",
+     "spec[0].targetGroupArn: 'arn:aws-cn:elasticloadbalancing:cn-north-1:123456789012:targetgroup/t/1' is in region cn-north-1; the cluster is in cn-northwest-1"),
+    ({"x": "arn:aws"}, "us-east-1", "spec.x: 'arn:aws' is not an ARN of partition aws"),
+])
+def test_arns_of_another_partition_or_region_are_refused(value, region, message):
+    with pytest.raises(RuleError) as err:
+        kops_rules.arn_partitions(value, region, "spec")
+    assert str(err.value) == message or str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize("value, ok", [("1.31.0", True), ("v1.31.0", True), ("1.36.2", True), ("1.30.99", False),
+                                       ("v1.14.8", False)])
+def test_oldest_supported_kubernetes_version(value, ok):
+    """upup/pkg/fi/cloudup/apply_cluster.go:79 OldestSupportedKubernetesVersion = "1.31.0"; :1010 refuses older."""
+    if ok:
+        assert kops_rules.supported_kubernetes_version(value) >= (1, 31, 0)
+    else:
+        with pytest.raises(RuleError, match="older than 1.31.0, the oldest Kubernetes version kops v1.36.2 supports"):
+            kops_rules.supported_kubernetes_version(value)

@@ -311,6 +311,18 @@ def kops_instancegroup_categories(known):
         dict_fields=("instance_metadata", "warm_pool", "root_volume", "node_labels", "spec"), list_fields=("taints", "subnets", "packages"))
 
 
+def known_rolling_role(role):
+    """Whether kops reads ``role`` as an instance group role (kops_rolling.rolling_role: case, plural, master)."""
+    from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import rolling_role
+    from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+
+    try:
+        rolling_role(role)
+        return True
+    except RuleError:
+        return False
+
+
 def rolling_update_categories(known):
     """Categories for rolling_update over ``{'cluster': <gossip cluster>, 'cloudonly': True}``."""
     durations = ("validation_timeout", "drain_timeout", "control_plane_interval", "node_interval", "bastion_interval", "post_drain_delay")
@@ -318,7 +330,7 @@ def rolling_update_categories(known):
         dns_names("k8s.local", "cluster", "cluster")[0], dns_names("k8s.local", "cluster", "cluster")[2],
         dns_names("k8s.local", "cluster", "cluster")[3],
         st.text(LABEL_CHARS, min_size=1, max_size=12).map(lambda n: Case({"cluster": n}, ("cluster",), "cluster single label")),
-        st.text(LOWER + "-", min_size=1, max_size=12).filter(lambda r: r not in ("control-plane", "apiserver", "node", "bastion")).map(
+        st.text(LOWER + "-", min_size=1, max_size=12).filter(lambda r: not known_rolling_role(r)).map(
             lambda r: Case({"instance_group_roles": [r]}, ("instance_group_roles",), "unknown role")),
         st.integers(-10 ** 6, -1).map(lambda n: Case({"validate_count": n}, ("validate_count",), "negative validate_count")),
         st.builds(lambda f, v: Case({f: v}, (f,), "bad duration"), st.sampled_from(durations),
