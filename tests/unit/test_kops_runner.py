@@ -274,3 +274,18 @@ def test_secret_echoed_by_kops_is_redacted(tmp_path):
     assert SECRET not in str(err.value)
     assert SECRET not in repr(err.value.to_result())
 
+
+
+def test_binary_that_cannot_start_names_kops_binary(tmp_path):
+    """An executable file that is not a program (found by the bad-input matrix: ``kops_binary: /etc/hostname``
+    on a machine where that file has the x bit) fails naming the option."""
+    import pytest
+
+    from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, KopsRunner
+
+    path = tmp_path / "not-a-program"
+    path.write_text("just text\n")
+    path.chmod(0o755)
+    with pytest.raises(KopsError) as err:
+        KopsRunner(str(path), {}).run(["version"])
+    assert err.value.message.startswith("kops_binary: could not start %s: " % path)
