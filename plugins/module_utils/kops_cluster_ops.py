@@ -17,7 +17,7 @@ except ImportError:  # reported by every kops module through missing_required_li
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_kubeconfig, kops_output, kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import get_path, normalize_role, normalize_version
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import CLUSTER_FIELDS, get_path, normalize_role, normalize_version
 
 
 def check_version_change(current, desired):
@@ -522,6 +522,15 @@ def _parent_store(path, name):
         return None
     path = path.rstrip("/")
     return path[:-len(name) - 1] if name and path.endswith("/" + name) else path
+
+
+def requested_options(params):
+    """What a kops_cluster run was asked, apart from what kops reports: ``{option: value}`` for each option that
+    shapes the cluster and was given (the create-only options, the convergeable fields of
+    ``kops_spec.CLUSTER_FIELDS``, ``cloud``, ``bastion``, ``spec``). Check mode reports kops' own dry run in
+    ``spec``; this is the other half, so that a value kops did not take shows as a difference."""
+    names = CREATE_ONLY + tuple(CLUSTER_FIELDS) + ("cloud", "bastion", "spec")
+    return dict((name, params[name]) for name in names if params.get(name) not in (None, [], "", {}, False))
 
 
 def launch_template_user_data(ec2, names):

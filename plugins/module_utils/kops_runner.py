@@ -164,7 +164,8 @@ class KopsRunner(object):
                                     stderr=subprocess.STDOUT if merged else subprocess.PIPE,
                                     env=self.env, universal_newlines=True, start_new_session=True)
         except OSError as exc:
-            raise KopsError("could not start kops: %s" % exc, shown)
+            # e.g. an executable file that is not a program: the option that chose it is what to fix
+            raise KopsError("kops_binary: could not start %s: %s" % (argv[0], exc), shown)
         try:
             stdout, stderr = proc.communicate(stdin, timeout=timeout or self.timeout)
         except subprocess.TimeoutExpired:

@@ -337,9 +337,20 @@ cluster:
     cloud_labels: {description: Cloud labels., type: dict}
     topology: {description: "Subnet types (Public, Private, Utility).", type: list, elements: str}
 spec:
-  description: The Cluster spec after the run (what kops would create, in check mode).
+  description:
+    - The Cluster spec after the run, as kops stored it.
+    - In check mode for a new cluster, the spec kops' own dry run (C(kops create cluster --dry-run -o yaml)) would
+      store, with only the O(spec) fragment merged in (a real run writes it with C(kops replace)); options are
+      never laid over it, so RV(requested) and this differ where a value did not reach kops.
+    - In check mode for an existing cluster, the manifest the run would write with C(kops replace).
   returned: when state=present
   type: dict
+requested:
+  description: What the run was asked to shape the cluster with, apart from what kops reports; each cluster option
+    given (create options, convergeable fields, O(spec)).
+  returned: when state=present
+  type: dict
+  sample: {"kubernetes_version": "1.34.1", "zones": ["us-east-1a"], "cloud_labels": {"team": "platform"}}
 instance_groups:
   description: Instance groups kops created or would create (name, role, min/max size, zones), when the cluster was created by this run.
   returned: when the cluster is created
@@ -459,7 +470,7 @@ import tempfile
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rules, kops_spec, route53
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
-    CREATE_ONLY, ClusterOps, cluster_facts, check_version_change, create_only_differences, stored_create_options)
+    CREATE_ONLY, ClusterOps, cluster_facts, check_version_change, create_only_differences, requested_options, stored_create_options)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
     KopsModule, StoreGuard, kops_argument_spec, replan_on_change, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
@@ -604,11 +615,14 @@ def create(module, ops, name, params, result):
             key_file.close()
         args = kops_spec.create_cluster_args(name, params, key_file.name if key_file else None)
         if module.check_mode:
+            # What kops would store, as kops' own dry run prints it; only the spec fragment, which a real run
+            # writes afterwards with kops replace, is merged in. The options are never laid over it: a flag that
+            # did not reach kops shows as missing here (compare RV(requested)).
             documents = ops.create_dry_run(args)
             cluster = [d for d in documents if d.get("kind") == "Cluster"][0]
+            # as a real run writes it after kops create: what the flags cannot carry and the spec fragment
             cluster = kops_spec.after_create(cluster, params) or cluster
-            desired = kops_spec.desired_object(cluster, kops_spec.cluster_overrides(params, cluster), params["spec"])
-            result["spec"] = desired.get("spec", {})
+            result["spec"] = kops_spec.desired_object(cluster, None, params["spec"]).get("spec", {})
             result["instance_groups"] = [ops.ig_summary(d) for d in documents if d.get("kind") == "InstanceGroup"]
         else:
             try:
@@ -641,8 +655,9 @@ def fail_create(module, ops, name, exc, result):
             name, exc.message, ops.state_store, read_error.message), **dict(exc.to_result(), **result))
     if cluster is None:
         module.fail_json(msg="kops create cluster failed for %s: %s; nothing was written to %s" % (
-            name, exc.message, ops.state_store), written={}, **dict(exc.to_result(), **result))
-    result["written"] = {"cluster": name, "instance_groups": sorted(groups), "ssh_public_keys": len(keys or [])}
+            name, exc.message, ops.state_store), written=[], **dict(exc.to_result(), **result))
+    result["written"] = ["Cluster %s in %s" % (name, ops.state_store)] + [
+        "InstanceGroup %s" % group for group in sorted(groups)] + ["%d SSH public key(s)" % len(keys or [])]
     result["changed"] = True
     module.fail_json(msg=(
         "kops create cluster failed for %s: %s. It had written the spec to %s: the Cluster, %s, %s; nothing was applied "
@@ -734,7 +749,8 @@ def apply(module, ops, name, params, s3, result):
 
 
 def ensure_present(module, ops, name, params, s3=None):
-    result = dict(changed=False, name=name, changes=[], state_store=ops.state_store, kops_invocations=ops.runner.calls)
+    result = dict(changed=False, name=name, changes=[], state_store=ops.state_store, kops_invocations=ops.runner.calls,
+                  requested=requested_options(params))
     given = [o for o in CREATE_ONLY if params.get(o) not in (None, [], "")]
     if given:  # compared with the stored cluster and its groups (one kops call either way)
         current, groups = ops.get_all(name)

@@ -1,7 +1,7 @@
 """The bad-input matrix: malformed inputs generated with hypothesis (tools/harness/inputs.py) for every
 module, all run in ONE ansible-playbook per module (a task per input, ignore_errors).
 
-Each input must fail through fail_json naming its option (the option name is in ``msg``), without a
+Each input must fail through fail_json naming its option (the option name as a whole word in ``msg``), without a
 traceback (no "Traceback", "MODULE FAILURE" or ansible-core's "Module failed:" of an uncaught exception), without running kops (no
 ``kops_invocations``), and the run must write nothing: the emulator's snapshot and every object
 version of the state-store bucket (bodies included) are identical before and after.
@@ -61,13 +61,21 @@ def make_bucket(emulator):
     s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
 
 
+def names(field, message):
+    """True when ``message`` holds the option name ``field`` as a whole word (``name`` is not named by
+    ``cluster_name`` or ``names``; ``spec.foo`` and ``zones[0]`` name ``spec`` and ``zones``)."""
+    import re
+
+    return re.search(r"(?<![A-Za-z0-9_])%s(?![A-Za-z0-9_])" % re.escape(field), message) is not None
+
+
 def problems_of(case, result):
     """Why ``result`` is not a clean, field-naming failure for ``case`` (list of str; empty when clean)."""
     found = []
     text = json.dumps(result, default=repr)
     if result.get("failed") is not True:
         found.append("accepted (changed=%s)" % result.get("changed"))
-    elif not any(field in (result.get("msg") or "") for field in case.fields):
+    elif not any(names(field, result.get("msg") or "") for field in case.fields):
         found.append("msg does not name %s: %r" % ("/".join(case.fields), (result.get("msg") or "")[:300]))
     # ansible-core 2.19 adds ``exception: "(traceback unavailable)"`` to every failure, fail_json's too; an
     # exception the module did not catch shows as msg "Task failed: Module failed: <error>" instead of our text.

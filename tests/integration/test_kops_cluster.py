@@ -3,7 +3,7 @@ import datetime
 
 import pytest
 
-from conftest import CLUSTER, SUBDOMAIN
+from conftest import BUCKET, CLUSTER, SUBDOMAIN
 from harness.kops_env import user_warnings
 
 pytestmark = pytest.mark.kops
@@ -14,15 +14,37 @@ def cluster_task(label="cluster", **options):
 
 
 def test_check_mode_create_writes_nothing(kops_world, kplay):
+    """Check mode's spec and instance groups are kops' own dry run (``create cluster --dry-run -o yaml``), never
+    the options laid over it: each value asserted here reached kops as a flag, or kops' answer would lack it."""
     before, store = kops_world.emulator.snapshot(), kops_world.store()
-    run = kplay([cluster_task(**kops_world.cluster_options(apply=True))], check=True, diff=True)
+    options = kops_world.cluster_options(apply=True, cloud_labels={"team": "platform", "environment": "dev"},
+                                         networking="cilium", topology="private", bastion=True,
+                                         network_cidr="10.20.0.0/16", admin_access=["192.0.2.0/24"],
+                                         ssh_access=["198.51.100.0/24"], node_count=4)
+    run = kplay([cluster_task(**options)], check=True, diff=True)
     result = run.result("cluster")
     assert not result.get("failed"), result
     assert result["changed"] is True
-    assert result["spec"]["kubernetesVersion"] == "1.34.1"
-    assert result["spec"]["dnsZone"] == SUBDOMAIN
-    roles = sorted(g["role"] for g in result["instance_groups"])
-    assert roles.count("ControlPlane") == 3 and "Node" in roles
+    requested, spec = result["requested"], result["spec"]
+    assert requested["kubernetes_version"] == "1.34.1" and requested["cloud_labels"] == options["cloud_labels"]
+    assert spec["kubernetesVersion"] == requested["kubernetes_version"]
+    assert spec["dnsZone"] == requested["dns_zone"] == SUBDOMAIN
+    assert spec["cloudLabels"] == requested["cloud_labels"]
+    assert spec["channel"] == requested["channel"] == "none"
+    assert spec["networkCIDR"] == requested["network_cidr"]
+    assert spec["kubernetesApiAccess"] == requested["admin_access"]
+    assert spec["sshAccess"] == requested["ssh_access"]
+    assert list(spec["networking"]) == ["cilium"] and spec["networking"]["cilium"] is not None
+    assert sorted(s["zone"] for s in spec["subnets"] if s["type"] == "Private") == requested["zones"]
+    assert {s["type"] for s in spec["subnets"]} == {"Private", "Utility"}
+    assert sorted(m["instanceGroup"] for m in spec["etcdClusters"][0]["etcdMembers"]) == [
+        "control-plane-" + z for z in requested["control_plane_zones"]]
+    groups = {g["name"]: g for g in result["instance_groups"]}
+    roles = sorted(g["role"] for g in groups.values())
+    assert roles == ["Bastion", "ControlPlane", "ControlPlane", "ControlPlane", "Node", "Node", "Node"]
+    nodes = [g for g in groups.values() if g["role"] == "Node"]
+    assert sum(g["min_size"] for g in nodes) == requested["node_count"] == 4
+    assert {g["machine_type"] for g in groups.values() if g["role"] in ("Node", "ControlPlane")} == {requested["node_size"]}
     after = kops_world.emulator.snapshot()
     assert after == before, kops_world.emulator.snapshot_diff(before, after)
     assert kops_world.store() == store == {}
@@ -346,7 +368,8 @@ def test_failed_create_says_what_it_wrote_and_the_rerun_continues(kops_world, kp
     assert failed["failed"] is True
     groups = ["control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c", "nodes-us-east-1a",
               "nodes-us-east-1b", "nodes-us-east-1c"]
-    assert failed["written"] == {"cluster": CLUSTER, "instance_groups": groups, "ssh_public_keys": 1}, failed.get("msg")
+    assert failed["written"] == (["Cluster %s in s3://%s" % (CLUSTER, BUCKET)] + ["InstanceGroup %s" % g for g in groups]
+                                 + ["1 SSH public key(s)"]), failed.get("msg")
     assert failed["msg"].startswith("kops create cluster failed for %s: " % CLUSTER)
     assert ("It had written the spec to s3://kopsible-state: the Cluster, InstanceGroups %s, 1 SSH public key(s); nothing "
             "was applied to the cloud" % ", ".join(groups)) in failed["msg"]

@@ -100,3 +100,66 @@ def test_no_secret_in_verbose_output(emulator, tmp_path):
 def _keys(emulator):
     s3 = emulator.client("s3")
     return [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
+
+
+def test_no_key_material_from_exported_kubeconfig(kops_world, kplay, kube_world, tmp_path):
+    """The kubeconfig kops exports holds a real client key; tasks that read it (kops_cluster exporting it,
+    rolling_update checking PodDisruptionBudgets through it, kubernetes.core.k8s_info listing nodes with it)
+    run with ``-vvv`` and a log file, and neither the output, the results, the log nor any file the run left
+    next to the kubeconfig holds its key material, its client certificate data or the emulator's secret key
+    (the credentials every task of the harness gets as module options and in the environment)."""
+    import base64
+    import os
+
+    import yaml
+
+    from conftest import CLUSTER
+    from harness.emulator import SECRET_KEY
+
+    created = kplay([{"name": "c", "kopsible.kops.kops_cluster": kops_world.cluster_options(apply=True)}]).result("c")
+    assert not created.get("failed"), created.get("msg")
+    kube_world.wait_cluster(CLUSTER, timeout=120, nodes=5)
+    kubeconfig = str(tmp_path / "kubeconfig")
+    log = tmp_path / "ansible.log"
+    before = set(os.listdir(str(tmp_path)))
+    tasks = [{"name": "export", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": kubeconfig}},
+             {"name": "roll_preview", "kopsible.kops.rolling_update": {"cluster": CLUSTER, "kubeconfig": kubeconfig, "force": True,
+                                                                       "cloudonly": True},
+              "check_mode": True},
+             {"name": "nodes", "kubernetes.core.k8s_info": {"kind": "Node", "kubeconfig": kubeconfig}}]
+    run = kplay(tasks, verbosity=3, resolv_conf=kops_world.dns.resolv_conf, env={"ANSIBLE_LOG_PATH": str(log)})
+
+    # the tasks did read the kubeconfig: the export wrote it, the PDB check and k8s_info reached the API with it
+    assert not run.result("export").get("failed"), run.result("export").get("msg")
+    with open(kubeconfig) as handle:
+        user = yaml.safe_load(handle)["users"][0]["user"]
+    roll = run.result("roll_preview")
+    assert not roll.get("failed"), roll.get("msg")
+    assert roll["pdb_check"].get("skipped_reason") is None and roll["pdb_check"]["nodes"], roll["pdb_check"]
+    assert len(run.result("nodes")["resources"]) == 5
+
+    key_pem = base64.b64decode(user["client-key-data"]).decode()
+    assert "PRIVATE KEY-----" in key_pem
+    key_lines = [line for line in key_pem.splitlines() if line and not line.startswith("-----")]
+    artifacts = {"stdout": run.stdout, "stderr": run.stderr, "results": json.dumps([r for _, r in run.results]),
+                 "log": log.read_text()}
+    for name in set(os.listdir(str(tmp_path))) - before - {"kubeconfig", "ansible.log"}:
+        path = tmp_path / name
+        if path.is_file():
+            artifacts[name] = path.read_text(errors="replace")
+    assert "EXEC" in artifacts["stdout"] + artifacts["stderr"] and "roll_preview" in artifacts["log"]  # -vvv, the log
+    # any 48 contiguous characters of the key (base64 as in the file, or its PEM body) hold one of these pieces
+    secrets = {"emulator secret key": SECRET_KEY}
+    secrets.update(chunks("client-key-data", user["client-key-data"]))
+    secrets.update(chunks("client key PEM", "".join(key_lines)))
+    secrets.update(("client key line %d" % i, line) for i, line in enumerate(key_lines))
+    secrets.update(chunks("client-certificate-data", user["client-certificate-data"]))
+    leaked = sorted("%s in %s" % (label, where) for label, value in secrets.items() for where, text in artifacts.items() if value in text)
+    assert leaked == [], leaked
+    assert "PRIVATE KEY-----" not in "".join(artifacts.values())
+
+
+def chunks(label, text, size=24):
+    """``{label + offset: piece}``: ``text`` cut into pieces of ``size`` characters; any leaked run of
+    ``2 * size`` characters or more contains a whole piece."""
+    return {"%s[%d:]" % (label, i): text[i:i + size] for i in range(0, len(text) - size + 1, size)}

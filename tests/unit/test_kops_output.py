@@ -154,8 +154,8 @@ def test_upgrade_plan_multiline_diffs():
     assert "old" not in lt["changes"]["UserData"]
     assert diff[0] == "..."
     assert "  InstanceGroupName: control-plane-us-east-1a" in diff
-    plus = diff.index("+ NodeupConfigHash: HiYoboxrtdZtwtYS2cvQH8I0w4SXYhuFNY+ClQcJ/c8=")
-    assert diff[plus + 1] == "- NodeupConfigHash: yzzFqsbTAMKWriXKfQKjU8OhUlsucPnwOKz+en+RY68="
+    plus = diff.index("+ NodeupConfigHash: GQUh2Gemjp6x1kEl8xiT8AkLCclytteN4nfhwGEueu0=")
+    assert diff[plus + 1] == "- NodeupConfigHash: BgsEYvIRBqd4+DEmG3fZ8miqVgReGHe1JOWo4kv5dlY="
     assert "  __EOF_KUBE_ENV" in diff and diff[-1] == "..."
 
     addon = items["AddonManifest/%s-addons-aws-ebs-csi-driver.addons.k8s.io-k8s-1.17" % CLUSTER]
@@ -294,7 +294,7 @@ def test_rolling_update_none():
         group("control-plane-us-east-1a", "Ready", 0, 1, 1, 1, 1),
         group("control-plane-us-east-1b", "Ready", 0, 1, 1, 1, 1),
         group("control-plane-us-east-1c", "Ready", 0, 1, 1, 1, 1),
-        group("nodes-us-east-1a", "Ready", 0, 3, 3, 3, 3),
+        group("nodes-us-east-1a", "Ready", 0, 1, 1, 1, 1),
         group("nodes-us-east-1b", "Ready", 0, 1, 1, 1, 1),
         group("nodes-us-east-1c", "Ready", 0, 0, 0, 0, 0),
     ]}
@@ -320,17 +320,17 @@ def test_delete_preview():
     resources = report["resources"]
     assert len(resources) == 47
     assert resources[0] == {"type": "autoscaling-config", "name": "control-plane-us-east-1a.masters." + CLUSTER,
-                            "id": "lt-a5bd33ec93d6ddd24"}
-    assert resources[-1] == {"type": "vpc", "name": CLUSTER, "id": "vpc-ece365206d4fc5c11"}
+                            "id": "lt-d211c01dff551c3d4"}
+    assert resources[-1] == {"type": "vpc", "name": CLUSTER, "id": "vpc-847b9db402a2ffec4"}
     assert {"type": "keypair",
-            "name": "kubernetes.%s-7e:39:8b:39:5d:13:92:a2:ce:bb:95:14:e5:81:09:e6" % CLUSTER,
-            "id": "key-484fae75f1cb2228f"} in resources
+            "name": "kubernetes.%s-69:e9:e1:2a:54:65:1a:46:b7:ea:9c:34:f5:3f:5b:67" % CLUSTER,
+            "id": "key-d2c898eba943fa49e"} in resources
     assert {"type": "route53-record", "name": "kops-controller.internal.%s." % CLUSTER,
-            "id": "J5SM0U42XX0DYVZ9JQHNOG/A/kops-controller.internal.%s." % CLUSTER} in resources
-    assert {"type": "subnet", "name": "us-east-1c." + CLUSTER, "id": "subnet-1acfdf2bc9cd4d2f6"} in resources
+            "id": "QSZZTXEH6T0STUAI9Z547L/A/kops-controller.internal.%s." % CLUSTER} in resources
+    assert {"type": "subnet", "name": "us-east-1c." + CLUSTER, "id": "subnet-b58f512840c7528d8"} in resources
     instances = [r["id"] for r in resources if r["type"] == "instance"]
-    assert instances == ["i-0971c937674caacf5", "i-022c3b4b076b3bf19", "i-d09c46f7042ce72c0", "i-2b21cd416ae5f209a",
-                         "i-c8415bf443d19289d", "i-ca79325f774666109", "i-06eb8f21596d2e083"]
+    assert instances == ["i-a439dbab61bb1e651", "i-8c7e82fe169f6d2db", "i-ec32744e886912e32", "i-920dad414500f9245",
+                         "i-c456452ab1354babb", "i-fb147a353aeec4736", "i-5cd451c141b0967cb"]
     assert all(r["type"] and r["name"] and r["id"] for r in resources)
 
 
@@ -339,7 +339,7 @@ def test_delete_yes():
     assert report["deleted"] is True
     assert report["nothing_to_delete"] is False
     assert len(report["resources"]) == 47
-    assert report["resources"][-1] == {"type": "vpc", "name": CLUSTER, "id": "vpc-ece365206d4fc5c11"}
+    assert report["resources"][-1] == {"type": "vpc", "name": CLUSTER, "id": "vpc-847b9db402a2ffec4"}
     # The per-resource "type:id\tok" progress lines are not resources.
     assert not any(":" in r["type"] for r in report["resources"])
 
@@ -362,7 +362,7 @@ def test_get_json_single_object_becomes_list():
     assert cluster["kind"] == "Cluster"
     assert cluster["metadata"]["name"] == CLUSTER
     assert cluster["spec"]["kubernetesVersion"] == "1.34.1"
-    assert cluster["spec"]["configBase"] == "s3://kops-state/" + CLUSTER
+    assert cluster["spec"]["configBase"] == "s3://kopsible-state/" + CLUSTER
 
 
 def test_get_json_array():
@@ -395,6 +395,11 @@ def test_error_message_from_real_stderr():
         'error reading cluster configuration: Cluster.kops.k8s.io "%s" not found' % CLUSTER)
     assert kops_output.error_message(fixture("rolling_update_needs_nodes.stderr")).startswith(
         'error listing nodes in cluster: Get "https://api.%s/api/v1/nodes"' % CLUSTER)
+    # kops validate cluster -o json with no API to reach: nothing on stdout, the error on stderr
+    assert fixture("validate_no_api.json") == ""
+    assert kops_output.error_message(fixture("validate_no_api.stderr")).startswith(
+        "validation failed: unexpected error during validation: unable to resolve Kubernetes cluster API URL dns: "
+        "lookup api.%s" % CLUSTER)
 
 
 def test_error_message_skips_klog_lines():

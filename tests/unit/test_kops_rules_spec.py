@@ -265,7 +265,7 @@ def test_strip_server_fields():
     stripped = kops_spec.strip_server_fields(current)
     assert stripped["metadata"] == {"name": CLUSTER}
     assert "status" not in stripped
-    assert current["metadata"]["creationTimestamp"] == "2026-11-30T00:45:06Z" and current["status"] == {"x": 1}
+    assert current["metadata"]["creationTimestamp"] == "2026-12-01T03:02:44Z" and current["status"] == {"x": 1}
 
 
 def test_cluster_overrides():

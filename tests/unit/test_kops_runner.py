@@ -288,3 +288,18 @@ def test_writes_are_the_commands_that_may_write(tmp_path):
         runner.run(args, check=False)
     assert runner.writes() == ["kops create cluster (exit 0)", "kops replace (exit 0)",
                                "kops update cluster --yes (exit 0)", "kops rolling-update cluster --yes (exit 1)"]
+
+
+def test_binary_that_cannot_start_names_kops_binary(tmp_path):
+    """An executable file that is not a program (found by the bad-input matrix: ``kops_binary: /etc/hostname``
+    on a machine where that file has the x bit) fails naming the option."""
+    import pytest
+
+    from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, KopsRunner
+
+    path = tmp_path / "not-a-program"
+    path.write_text("just text\n")
+    path.chmod(0o755)
+    with pytest.raises(KopsError) as err:
+        KopsRunner(str(path), {}).run(["version"])
+    assert err.value.message.startswith("kops_binary: could not start %s: " % path)

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_spec
 
+from . import platform_lists
+
 Case = namedtuple("Case", "options fields kind")
 """``options``: dict put over the module's valid base options; ``fields``: tuple of option names, one
 of which must appear in the failure message; ``kind``: the category label (str)."""
@@ -43,7 +45,7 @@ def bad_label():
 
 
 def long_label():
-    return st.integers(64, 90).map(lambda n: "a" * n)
+    return st.integers(platform_lists.AWS_RULES["dns name"]["label_max"] + 1, 90).map(lambda n: "a" * n)
 
 
 def long_name(suffix):
@@ -108,8 +110,11 @@ def unknown_option(known):
 
 
 def unknown_enum(field, valid):
-    return st.text(LOWER + "-_0123456789", min_size=1, max_size=12).filter(lambda v: v not in valid).map(
-        lambda v: Case({field: v}, (field,), "unknown %s" % field))
+    """Values outside ``valid`` (the platform's list): random words, and near misses of each valid value
+    (upper case, a letter more or less, a space at the end)."""
+    near = sorted({m for v in valid for m in (v.upper(), v + "x", v[:-1], v + " ")} - set(valid) - {""})
+    words = st.text(LOWER + "-_0123456789", min_size=1, max_size=12).filter(lambda v: v not in valid)
+    return st.one_of(st.sampled_from(near), words).map(lambda v: Case({field: v}, (field,), "unknown %s" % field))
 
 
 def out_of_range(field, low=None, high=None):
@@ -138,8 +143,8 @@ def kops_common_categories():
     env_keys = st.one_of(st.just(""), st.builds(lambda a, b: a + "=" + b, st.text("ABC", min_size=1, max_size=4), st.text("XY", max_size=3)),
                          st.builds(lambda a: a + "\x00", st.text("ABC", min_size=1, max_size=4)))
     return [
-        st.sampled_from(["kopsible-state", "gs://bucket", "s3://", "s3:///x", "http://x", " s3://kopsible-state",
-                         "s3://bad bucket", "s3://a", "file://"]).map(lambda s: Case({"state_store": s}, ("state_store",), "bad state_store")),
+        st.sampled_from(["kopsible-state", "gs://bucket", "s3://", "s3:///x", "http://x", " s3://kopsible-state", "file://"]
+                        + ["s3://" + b for b in platform_lists.AWS_RULES["s3 bucket"]["invalid"] if b]).map(lambda s: Case({"state_store": s}, ("state_store",), "bad state_store")),
         st.integers(-10 ** 6, 0).map(lambda t: Case({"kops_timeout": t}, ("kops_timeout",), "kops_timeout out of range")),
         st.builds(lambda k, v: Case({"kops_env": {k: v}}, ("kops_env",), "kops_env bad name"), env_keys, st.text("xyz", max_size=3)),
         st.builds(lambda v: Case({"kops_env": {"KOPS_FEATURE_FLAGS": v}}, ("kops_env",), "kops_env NUL in value"),
@@ -158,7 +163,7 @@ def route53_subdomain_categories(known):
         st.sampled_from(["", ":53", "[::1", "999.1.1.1", "1.2.3.4:5:6"]))
     return dns_names("example.org", "name") + dns_names("org", "parent_zone", "parent_zone")[:2] + [
         st.builds(lambda v: Case({"name": v}, ("name",), "name wrong type"), st.one_of(not_list(), st.lists(_label(1, 5), min_size=1, max_size=2))),
-        out_of_range("ttl", 0, 2147483647), out_of_range("wait_timeout", 1, 86400),
+        out_of_range("ttl", platform_lists.AWS_RULES["route53 ttl"]["min"], platform_lists.AWS_RULES["route53 ttl"]["max"]), out_of_range("wait_timeout", 1, 86400),
         out_of_range("verify_timeout", 1, 86400), out_of_range("port", 1, 65535),
         st.builds(lambda f, s: Case({f: [s], "verify_dns": True}, (f,), "bad name server"),
                   st.sampled_from(["nameservers", "child_nameservers"]), bad_servers),
@@ -168,7 +173,8 @@ def route53_subdomain_categories(known):
             lambda v: Case({"private": True, "vpc_id": v}, ("vpc_id",), "bad vpc_id")),
         st.text(LOWER + "-", min_size=1, max_size=10).map(
             lambda r: Case({"private": True, "vpc_id": "vpc-0123456789abcdef0", "vpc_region": r}, ("vpc_region",), "bad vpc_region")),
-        st.integers(257, 600).map(lambda n: Case({"comment": "c" * n}, ("comment",), "comment over 256")),
+        st.integers(platform_lists.AWS_RULES["route53 comment"]["max"] + 1, 600).map(
+            lambda n: Case({"comment": "c" * n}, ("comment",), "comment over 256")),
         st.just(Case({"parent_zone": "example.org", "parent_zone_id": "Z1"}, ("parent_zone",), "mutually exclusive")),
         unknown_option(known),
     ] + wrong_types(int_fields=("ttl", "wait_timeout", "verify_timeout", "port"),
@@ -195,23 +201,22 @@ def kops_cluster_categories(known):
         st.integers(-10 ** 6, -1).map(lambda n: Case({"node_count": n}, ("node_count",), "negative node_count")),
         st.one_of(st.from_regex(r"v?\d{1,2}(\.\d{1,2})?", fullmatch=True), st.from_regex(r"\d\.\d+\.\d+\.\d+", fullmatch=True),
                   st.text(LOWER, min_size=1, max_size=8)).map(lambda v: Case({"kubernetes_version": v}, ("kubernetes_version",), "bad kubernetes_version")),
-        unknown_enum("networking", ("kubenet", "external", "cni", "kopeio-vxlan", "kopeio", "flannel", "flannel-vxlan", "flannel-udp",
-                                    "calico", "kube-router", "amazonvpc", "amazon-vpc-routed-eni", "cilium", "cilium-etcd",
-                                    "cilium-eni", "gcp", "gce", "kindnet")),
-        unknown_enum("cloud", ("aws", "gce", "digitalocean", "hetzner", "openstack", "azure", "scaleway", "metal")),
-        st.one_of(unknown_enum("topology", ("public", "private")), unknown_enum("dns", ("public", "private", "none")),
-                  unknown_enum("api_loadbalancer_type", ("public", "internal")), unknown_enum("target", ("direct", "terraform")),
-                  unknown_enum("state", ("present", "absent"))),  # Ansible's choices
+        unknown_enum("networking", platform_lists.kops_values("networking")),
+        unknown_enum("cloud", platform_lists.kops_values("cloud")),
+        st.one_of(unknown_enum("topology", platform_lists.kops_values("topology")), unknown_enum("dns", platform_lists.kops_values("dns")),
+                  unknown_enum("api_loadbalancer_type", platform_lists.kops_values("api-loadbalancer-type")),
+                  unknown_enum("target", platform_lists.kops_values("target")),
+                  unknown_enum("state", ("present", "absent"))),  # Ansible's states
         st.one_of(dns_names("org", "dns_zone", "dns_zone")[0].map(lambda c: c.options),
                   st.sampled_from(["example.org", "other.k8s.local", "k8s.locals"]).map(lambda z: {"dns_zone": z})).map(
             lambda o: Case(o, ("dns_zone",), "bad dns_zone")),
         st.builds(lambda f, v: Case({f: [v] if f != "network_cidr" else v}, (f,), "bad CIDR"),
                   st.sampled_from(["network_cidr", "admin_access", "ssh_access"]),
-                  st.one_of(st.sampled_from(["10.0.0.1/16", "10.0.0.0/33", "300.0.0.0/8", "10.0.0.0/", "0.0.0.0/-1", "anywhere"]),
+                  st.one_of(st.sampled_from(platform_lists.AWS_RULES["cidr"]["invalid"]),
                             st.text(LOWER, min_size=1, max_size=6))),
         st.just(Case({"bastion": True}, ("bastion",), "bastion without private topology")),
         st.just(Case({"target": "terraform"}, ("out",), "terraform without out")),
-        st.sampled_from(["t3medium", "T3.MEDIUM", "t3.", ".medium", "t3 medium", "t3.medium,", "t3..medium"]).flatmap(
+        st.sampled_from(platform_lists.AWS_RULES["ec2 instance type"]["invalid"] + ("t3.medium,",)).flatmap(
             lambda v: st.sampled_from(["node_size", "control_plane_size"]).map(lambda f: Case({f: v}, (f,), "bad instance type"))),
         st.builds(lambda f, v: Case({f: v, "validate": True, "export_kubeconfig": True}, (f,), "bad duration"),
                   st.sampled_from(["validate_timeout", "admin"]), st.sampled_from(["10 minutes", "ten", "-5m", "10", "1d", "m"])),
@@ -301,7 +306,7 @@ def kops_instancegroup_categories(known):
                   st.builds(lambda k, v: {k: v}, st.sampled_from(["size", "iops"]), st.text("xyz", min_size=1, max_size=3))).map(
             lambda v: Case({"root_volume": v}, ("root_volume",), "bad root_volume")),
         st.lists(bad_zone(), min_size=1, max_size=2).map(lambda z: Case({"zones": z}, ("zones",), "malformed zone")),
-        st.sampled_from(["t3medium", "T3.MEDIUM", "t3.", "t3 medium", "t3..medium"]).map(lambda v: Case({"machine_type": v}, ("machine_type",), "bad machine_type")),
+        st.sampled_from(platform_lists.AWS_RULES["ec2 instance type"]["invalid"]).map(lambda v: Case({"machine_type": v}, ("machine_type",), "bad machine_type")),
         st.text(LOWER, min_size=3, max_size=12).filter(lambda k: k not in IG_SPEC_KEYS).map(lambda k: Case({"spec": {k: 1}}, ("spec",), "unknown spec field")),
         st.sampled_from(["maxSurge", "surge", "drain"]).map(lambda k: Case({"rolling_update": {k: 1}}, ("rolling_update",), "unknown rolling_update key")),
         unknown_enum("state", ("present", "absent")),
@@ -356,7 +361,7 @@ def _draw(strategy, count):
     return found
 
 
-def cases(categories, per_category=1):
+def cases(categories, per_category=3):
     """Up to ``per_category`` distinct cases from each strategy in ``categories`` (list of Case), same every run."""
     seen, result = set(), []
     for strategy in categories:
