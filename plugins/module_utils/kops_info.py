@@ -30,6 +30,7 @@ except ImportError:  # reported by kops_common.state_store_of (missing_required_
     yaml = None
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_pdb
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import normalize_role
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_store import (
     CLUSTER_CONFIG, CONTROL_PLANE_ROLES, INSTANCE_GROUP_DIR, summarize_cluster)
 
@@ -229,7 +230,8 @@ def group_info(ig, cluster_summary, cloud=None, nodes=None):
     :param ig: the InstanceGroup object (dict). :param cluster_summary: :func:`kops_store.summarize_cluster`
         of its cluster (for zones). :param cloud: its entry of :func:`read_cloud_groups`, or None (not read,
         or no Auto Scaling group). :param nodes: ``{instance id: node_summary}`` or None (no kubeconfig).
-    :returns: dict: the stored fields (``name``, ``role``, ``min_size``, ``max_size``, ``machine_type``,
+    :returns: dict: the stored fields (``name``, ``role`` (kops' name: the v1alpha2 API stores ``Master`` for
+        ``ControlPlane``), ``min_size``, ``max_size``, ``machine_type``,
         ``image``, ``zones``, ``subnets``, ``spec``), and ``cloud``: None, or the Auto Scaling group with its
         ``instances`` (each with ``node``: its node's name or None when a kubeconfig was given) and the counts
         ``need_update``/``ready`` and ``status`` as ``kops rolling-update cluster`` shows them (NeedsUpdate when
@@ -237,7 +239,7 @@ def group_info(ig, cluster_summary, cloud=None, nodes=None):
     """
     name = (ig.get("metadata") or {}).get("name")
     summary = next((g for g in cluster_summary["instance_groups"] if g["name"] == name), {})
-    result = dict(summary, spec=ig.get("spec") or {})
+    result = dict(summary, spec=ig.get("spec") or {}, role=normalize_role(summary.get("role")))
     if cloud is not None:
         cloud = dict(cloud, instances=[dict(i) for i in cloud["instances"]])
         for instance in cloud["instances"]:

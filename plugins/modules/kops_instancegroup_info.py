@@ -55,7 +55,7 @@ instance_groups:
   elements: dict
   contains:
     name: {description: Name of the InstanceGroup., returned: always, type: str, sample: nodes-us-east-1a}
-    role: {description: "C(ControlPlane), C(Node), C(Bastion) or C(APIServer).", returned: always, type: str}
+    role: {description: "C(ControlPlane), C(Node), C(Bastion) or C(APIServer) (the stored C(Master) is given as C(ControlPlane), as kops shows it).", returned: always, type: str}
     min_size: {description: C(spec.minSize)., returned: always, type: int}
     max_size: {description: C(spec.maxSize)., returned: always, type: int}
     machine_type: {description: C(spec.machineType)., returned: always, type: str, sample: t3.medium}
