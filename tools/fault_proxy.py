@@ -301,6 +301,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if self.path.startswith(CONTROL_PREFIX):
             return self._control(proxy)
         service, operation, protocol = classify(self.command, self.path, self.headers, body, proxy.rest_operations)
+        if protocol != "internal":
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            proxy.count_token(service, self.headers.get("X-Amz-Security-Token") or (query.get("X-Amz-Security-Token") or [""])[0])
         kind = proxy.decide(service, operation, protocol)
         if kind in ("throttle", "busy", "server"):
             status, headers, data = fault_response(kind, service, operation, protocol, self.command, proxy.rng_for_fault())
@@ -440,6 +443,7 @@ class FaultProxy:
         """Zero every counter."""
         with self._lock:
             self._operations = {}
+            self._tokens = {}
             self._internal = 0
             self._upstream_errors = 0
 
@@ -464,6 +468,13 @@ class FaultProxy:
             entry["faults"][kind] = entry["faults"].get(kind, 0) + 1
             return kind
 
+    def count_token(self, service, token):
+        """Count one AWS request of ``service`` by the STS session token it carried (``''``: none): the
+        ``X-Amz-Security-Token`` header or query parameter SigV4 clients send with temporary credentials."""
+        with self._lock:
+            per_service = self._tokens.setdefault(token or "", {})
+            per_service[service] = per_service.get(service, 0) + 1
+
     def _faults_so_far(self):
         return sum(sum(entry["faults"].values()) for entry in self._operations.values())
 
@@ -484,7 +495,8 @@ class FaultProxy:
              "services": {"route53": {"requests": n, "faults": f}, ...},
              "operations": {"route53:ListHostedZones": {"requests": n, "faults": f,
                                                         "faults_by_kind": {...}}, ...},
-             "internal_requests": n, "upstream_errors": n, "latency": seconds}
+             "internal_requests": n, "upstream_errors": n, "latency": seconds,
+             "session_tokens": {"<token, or '' for none>": {"s3": n, ...}}}
 
         ``requests`` counts every attempt that reached the proxy (a retried call counts once per
         attempt); ``internal_requests`` the emulator-API calls (``/moto-api/``), not in ``requests``.
@@ -503,7 +515,8 @@ class FaultProxy:
                     "requests": sum(o["requests"] for o in operations.values()),
                     "faults": sum(by_kind.values()), "faults_by_kind": by_kind,
                     "services": services, "operations": operations,
-                    "internal_requests": self._internal, "upstream_errors": self._upstream_errors}
+                    "internal_requests": self._internal, "upstream_errors": self._upstream_errors,
+                    "session_tokens": {token: dict(counts) for token, counts in self._tokens.items()}}
 
     def start(self):
         """Bind and serve in a daemon thread; sets ``url`` and returns self."""
