@@ -218,6 +218,17 @@ def classify(method, path, headers, body, rest_operations=None):
     return service, operation, protocol
 
 
+def client_family(user_agent):
+    """The SDK a request came from, by its User-Agent (str): ``boto3`` (botocore; Ansible's AWS modules and
+    plugins), ``aws-sdk-go-v2`` (kops), ``aws-sdk-go`` (v1), else the User-Agent's first product ('' when none).
+    SDKs put other products first at times (APN/1.0 ... for partner tools), so every product is looked at."""
+    products = [p.split("/", 1)[0].lower() for p in user_agent.split()]
+    for family, names in (("boto3", ("boto3", "botocore")), ("aws-sdk-go-v2", ("aws-sdk-go-v2",)), ("aws-sdk-go", ("aws-sdk-go",))):
+        if any(p in names for p in products):
+            return family
+    return user_agent.split("/", 1)[0].split(" ", 1)[0]
+
+
 def _xml(text):
     return ('<?xml version="1.0" encoding="UTF-8"?>\n' + text).encode()
 
@@ -303,7 +314,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         service, operation, protocol = classify(self.command, self.path, self.headers, body, proxy.rest_operations)
         if protocol != "internal":
             query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
-            proxy.count_token(service, self.headers.get("X-Amz-Security-Token") or (query.get("X-Amz-Security-Token") or [""])[0])
+            proxy.count_token(service, self.headers.get("X-Amz-Security-Token") or (query.get("X-Amz-Security-Token") or [""])[0],
+                              client_family(self.headers.get("User-Agent") or ""))
         kind = proxy.decide(service, operation, protocol)
         if kind in ("throttle", "busy", "server"):
             status, headers, data = fault_response(kind, service, operation, protocol, self.command, proxy.rng_for_fault())
@@ -468,11 +480,12 @@ class FaultProxy:
             entry["faults"][kind] = entry["faults"].get(kind, 0) + 1
             return kind
 
-    def count_token(self, service, token):
-        """Count one AWS request of ``service`` by the STS session token it carried (``''``: none): the
-        ``X-Amz-Security-Token`` header or query parameter SigV4 clients send with temporary credentials."""
+    def count_token(self, service, token, agent=""):
+        """Count one AWS request of ``service`` by the STS session token it carried (``''``: none; the
+        ``X-Amz-Security-Token`` header or query parameter SigV4 clients send with temporary credentials) and
+        the client that sent it (``agent``: :func:`client_family` of its User-Agent)."""
         with self._lock:
-            per_service = self._tokens.setdefault(token or "", {})
+            per_service = self._tokens.setdefault(token or "", {}).setdefault(agent, {})
             per_service[service] = per_service.get(service, 0) + 1
 
     def _faults_so_far(self):
@@ -496,7 +509,7 @@ class FaultProxy:
              "operations": {"route53:ListHostedZones": {"requests": n, "faults": f,
                                                         "faults_by_kind": {...}}, ...},
              "internal_requests": n, "upstream_errors": n, "latency": seconds,
-             "session_tokens": {"<token, or '' for none>": {"s3": n, ...}}}
+             "session_tokens": {"<token, or '' for none>": {"<User-Agent product>": {"s3": n, ...}}}}
 
         ``requests`` counts every attempt that reached the proxy (a retried call counts once per
         attempt); ``internal_requests`` the emulator-API calls (``/moto-api/``), not in ``requests``.
@@ -516,7 +529,8 @@ class FaultProxy:
                     "faults": sum(by_kind.values()), "faults_by_kind": by_kind,
                     "services": services, "operations": operations,
                     "internal_requests": self._internal, "upstream_errors": self._upstream_errors,
-                    "session_tokens": {token: dict(counts) for token, counts in self._tokens.items()}}
+                    "session_tokens": {token: {agent: dict(counts) for agent, counts in agents.items()}
+                                       for token, agents in self._tokens.items()}}
 
     def start(self):
         """Bind and serve in a daemon thread; sets ``url`` and returns self."""
