@@ -83,7 +83,7 @@ clusters:
     cloud_provider: {description: The cloud (C(aws))., returned: always, type: str, sample: aws}
     kubernetes_version: {description: C(spec.kubernetesVersion)., returned: always, type: str, sample: 1.34.1}
     kubernetes_minor: {description: Its C(MAJOR.MINOR)., returned: always, type: str, sample: "1.34"}
-    region: {description: The AWS region, from the subnets' zones., returned: always, type: str, sample: us-east-1}
+    region: {description: "The AWS region, from the subnets' zones.", returned: always, type: str, sample: us-east-1}
     zones: {description: The subnets' availability zones., returned: always, type: list, elements: str}
     control_plane_zones: {description: Zones of the control-plane InstanceGroups., returned: always, type: list, elements: str}
     subnets: {description: "The subnets (C(name), C(zone), C(type), C(cidr)).", returned: always, type: list, elements: dict}
@@ -107,12 +107,15 @@ clusters:
       elements: dict
       contains:
         name: {description: Name of the InstanceGroup., returned: always, type: str, sample: nodes-us-east-1a}
-        role: {description: "C(ControlPlane), C(Node), C(Bastion) or C(APIServer) (the stored C(Master) is given as C(ControlPlane), as kops shows it).", returned: always, type: str}
+        role:
+          description: "C(ControlPlane), C(Node), C(Bastion) or C(APIServer) (the stored C(Master) is given as C(ControlPlane), as kops shows it)."
+          returned: always
+          type: str
         min_size: {description: C(spec.minSize)., returned: always, type: int}
         max_size: {description: C(spec.maxSize)., returned: always, type: int}
         machine_type: {description: C(spec.machineType)., returned: always, type: str, sample: t3.medium}
         image: {description: C(spec.image)., returned: always, type: str}
-        zones: {description: Its zones (C(spec.zones), else its subnets' zones)., returned: always, type: list, elements: str}
+        zones: {description: "Its zones: C(spec.zones), else its subnets' zones.", returned: always, type: list, elements: str}
         subnets: {description: C(spec.subnets)., returned: always, type: list, elements: str}
         spec: {description: The stored InstanceGroup spec., returned: always, type: dict}
         cloud:

@@ -24,7 +24,9 @@ options:
     description: Name of one InstanceGroup, e.g. C(nodes-us-east-1a). Omit it for every group of the cluster.
     type: str
   roles:
-    description: Only groups of these roles, of C(ControlPlane), C(Node), C(Bastion), C(APIServer) (any case; C(Master) and C(control-plane) mean C(ControlPlane), as in kops).
+    description:
+      - Only groups of these roles, of C(ControlPlane), C(Node), C(Bastion), C(APIServer).
+      - Any case; C(Master) and C(control-plane) mean C(ControlPlane), as in kops.
     type: list
     elements: str
 extends_documentation_fragment:
@@ -55,12 +57,15 @@ instance_groups:
   elements: dict
   contains:
     name: {description: Name of the InstanceGroup., returned: always, type: str, sample: nodes-us-east-1a}
-    role: {description: "C(ControlPlane), C(Node), C(Bastion) or C(APIServer) (the stored C(Master) is given as C(ControlPlane), as kops shows it).", returned: always, type: str}
+    role:
+      description: "C(ControlPlane), C(Node), C(Bastion) or C(APIServer) (the stored C(Master) is given as C(ControlPlane), as kops shows it)."
+      returned: always
+      type: str
     min_size: {description: C(spec.minSize)., returned: always, type: int}
     max_size: {description: C(spec.maxSize)., returned: always, type: int}
     machine_type: {description: C(spec.machineType)., returned: always, type: str, sample: t3.medium}
     image: {description: C(spec.image)., returned: always, type: str}
-    zones: {description: Its zones (C(spec.zones), else its subnets' zones)., returned: always, type: list, elements: str}
+    zones: {description: "Its zones: C(spec.zones), else its subnets' zones.", returned: always, type: list, elements: str}
     subnets: {description: C(spec.subnets)., returned: always, type: list, elements: str}
     spec: {description: The stored InstanceGroup spec., returned: always, type: dict}
     cloud:

@@ -4,10 +4,12 @@ idempotence step (a second converge must change nothing), verify (amazon.aws inf
 molecule`` runs the same scenarios without pytest."""
 import glob
 import os
+import re
 import subprocess
 import sys
 
 import pytest
+import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
@@ -25,7 +27,23 @@ def test_molecule_scenario(scenario):
     for name in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
         env.pop(name, None)
     proc = subprocess.run([molecule, "test", "-s", scenario], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    output = proc.stdout + proc.stderr
+    output = re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)
     assert proc.returncode == 0, output[-5000:]
+    sequence = scenario_sequence(scenario)
     for step in ("create", "converge", "idempotence", "verify", "destroy"):
-        assert "%s ➜ %s: Executed: Successful" % (scenario, step) in output, (step, output[-3000:])
+        assert step in sequence, (scenario, sequence)
+    # Molecule's recap: every action of the sequence ran and succeeded (idempotence included)
+    recap = re.search(r"^%s\s*:\s*actions=(\d+)\s+successful=(\d+)\s+disabled=0\s+skipped=0\s+missing=0\s+failed=0" % scenario,
+                      output, re.M)
+    assert recap and int(recap.group(1)) == int(recap.group(2)) == len(sequence), output[-3000:]
+
+
+def scenario_sequence(scenario):
+    """The scenario's test_sequence: its molecule.yml's, else the shared extensions/molecule/config.yml's."""
+    for path in (os.path.join(ROOT, "extensions", "molecule", scenario, "molecule.yml"),
+                 os.path.join(ROOT, "extensions", "molecule", "config.yml")):
+        with open(path) as handle:
+            sequence = ((yaml.safe_load(handle) or {}).get("scenario") or {}).get("test_sequence")
+        if sequence:
+            return sequence
+    raise AssertionError("no test_sequence for scenario %s" % scenario)
