@@ -10,7 +10,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.cache/collections
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/.cache/bin:$(PATH)
 
-.PHONY: all setup venv collection kops kube sysdeps demo sandbox sandbox-stop test test-unit test-integration bench lint clean
+.PHONY: all setup venv collection kops kube sysdeps demo sandbox sandbox-stop test test-unit test-integration molecule bench lint clean
 
 all: test
 
@@ -63,6 +63,11 @@ TEST_WORKERS ?= 2
 
 test: setup
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile tests
+
+# The roles' Molecule scenarios (extensions/molecule/<scenario>) on the local emulator; make test runs them too
+# (tests/integration/test_molecule.py).
+molecule: venv collection
+	molecule test --all
 
 test-unit: venv collection
 	$(PY) -m pytest tests/unit

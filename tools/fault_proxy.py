@@ -226,14 +226,22 @@ def classify(method, path, headers, body, rest_operations=None):
     return service, operation, protocol
 
 
+def client_family(user_agent):
+    """The SDK a request came from, by its User-Agent (str): ``boto3`` (botocore; Ansible's AWS modules and
+    plugins), ``aws-sdk-go-v2`` (kops), ``aws-sdk-go`` (v1), else the User-Agent's first product ('' when none).
+    SDKs put other products first at times (APN/1.0 ... for partner tools), so every product is looked at."""
+    products = [p.split("/", 1)[0].lower() for p in user_agent.split()]
+    for family, names in (("boto3", ("boto3", "botocore")), ("aws-sdk-go-v2", ("aws-sdk-go-v2",)), ("aws-sdk-go", ("aws-sdk-go",))):
+        if any(p in names for p in products):
+            return family
+    return user_agent.split("/", 1)[0].split(" ", 1)[0]
+
+
 def client_of(user_agent):
-    """The client kind of a request (str, one of ``CLIENTS``) from its ``User-Agent`` header (str or None)."""
-    agent = (user_agent or "").lower()
-    if agent.startswith(("boto3/", "botocore/")) or " botocore/" in agent:
-        return "botocore"
-    if "aws-sdk-go" in agent:
-        return "go"
-    return "other"
+    """The client kind of a request (str, one of ``CLIENTS``) from its ``User-Agent`` header (str or None):
+    ``botocore`` (boto3), ``go`` (the AWS SDK for Go, v2 or v1: kops), else ``other`` (see :func:`client_family`)."""
+    family = client_family(user_agent or "")
+    return {"boto3": "botocore", "aws-sdk-go-v2": "go", "aws-sdk-go": "go"}.get(family, "other")
 
 
 def _xml(text):
@@ -353,7 +361,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if self.path.startswith(CONTROL_PREFIX):
             return self._control(proxy)
         service, operation, protocol = classify(self.command, self.path, self.headers, body, proxy.rest_operations)
-        kind = proxy.decide(service, operation, protocol, client_of(self.headers.get("User-Agent")))
+        agent = self.headers.get("User-Agent") or ""
+        if protocol != "internal":
+            query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+            proxy.count_token(service, self.headers.get("X-Amz-Security-Token") or (query.get("X-Amz-Security-Token") or [""])[0],
+                              client_family(agent))
+        kind = proxy.decide(service, operation, protocol, client_of(agent))
         if kind in ("throttle", "busy", "server", "denied"):
             status, headers, data = fault_response(kind, service, operation, protocol, self.command, proxy.rng_for_fault())
             return self._answer(status, headers, data, content_length=len(data))
@@ -497,6 +510,7 @@ class FaultProxy:
         """Zero every counter."""
         with self._lock:
             self._operations = {}
+            self._tokens = {}
             self._internal = 0
             self._upstream_errors = 0
 
@@ -524,6 +538,14 @@ class FaultProxy:
             entry["faults"][kind] = entry["faults"].get(kind, 0) + 1
             return kind
 
+    def count_token(self, service, token, agent=""):
+        """Count one AWS request of ``service`` by the STS session token it carried (``''``: none; the
+        ``X-Amz-Security-Token`` header or query parameter SigV4 clients send with temporary credentials) and
+        the client that sent it (``agent``: :func:`client_family` of its User-Agent)."""
+        with self._lock:
+            per_service = self._tokens.setdefault(token or "", {}).setdefault(agent, {})
+            per_service[service] = per_service.get(service, 0) + 1
+
     def _faults_so_far(self):
         return sum(sum(entry["faults"].values()) for entry in self._operations.values())
 
@@ -545,7 +567,8 @@ class FaultProxy:
              "operations": {"route53:ListHostedZones": {"requests": n, "faults": f,
                                                         "faults_by_kind": {...},
                                                         "clients": {"botocore": n, "go": n}}, ...},
-             "internal_requests": n, "upstream_errors": n, "latency": seconds}
+             "internal_requests": n, "upstream_errors": n, "latency": seconds,
+             "session_tokens": {"<token, or '' for none>": {"<User-Agent product>": {"s3": n, ...}}}}
 
         ``requests`` counts every attempt that reached the proxy (a retried call counts once per
         attempt); ``internal_requests`` the emulator-API calls (``/moto-api/``), not in ``requests``.
@@ -565,7 +588,9 @@ class FaultProxy:
                     "requests": sum(o["requests"] for o in operations.values()),
                     "faults": sum(by_kind.values()), "faults_by_kind": by_kind,
                     "services": services, "operations": operations,
-                    "internal_requests": self._internal, "upstream_errors": self._upstream_errors}
+                    "internal_requests": self._internal, "upstream_errors": self._upstream_errors,
+                    "session_tokens": {token: {agent: dict(counts) for agent, counts in agents.items()}
+                                       for token, agents in self._tokens.items()}}
 
     def start(self):
         """Bind and serve in a daemon thread; sets ``url`` and returns self."""

@@ -64,6 +64,8 @@ notes:
   - The S3 client is created in O(region) (default C(us-east-1)); boto3 follows S3's redirects to a
     bucket in another region.
   - A cluster name found in two stores becomes one host; the first store listed wins and a warning names both.
+  - Without O(session_token), E(AWS_SESSION_TOKEN) and O(profile), an STS token in E(AWS_SECURITY_TOKEN) is used
+    (the variable AWX's Amazon Web Services credential type sets).
 """
 
 EXAMPLES = r"""
@@ -112,6 +114,7 @@ except ImportError:  # ansible-core < 2.19 templates inventory strings as they a
         return value
 
 from ansible_collections.amazon.aws.plugins.plugin_utils.inventory import AWSInventoryBase
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import security_token_fallback
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_store import (
     StoreError,
     normalize_store_url,
@@ -192,6 +195,10 @@ class InventoryModule(AWSInventoryBase):
 
     def parse(self, inventory, loader, path, cache=True):
         super().parse(inventory, loader, path, cache=cache)
+        token = security_token_fallback({"session_token": self.get_option("session_token"),
+                                         "profile": self.get_option("profile")})
+        if token:  # AWX's AWS credential injects AWS_SECURITY_TOKEN (kops_common.security_token_fallback)
+            self.set_option("session_token", token)
         stores = self._stores()
         cached, clusters = self.get_cached_result(path, cache)
         if not cached:

@@ -30,6 +30,13 @@ class KopsModule(AnsibleAWSModule):
     warning in the result itself, so the copy is left out: the same warnings, no deprecation.
     """
 
+    def __init__(self, *args, **kwargs):
+        super(KopsModule, self).__init__(*args, **kwargs)
+        token = security_token_fallback(self.params)
+        if token:
+            self.params["session_token"] = token
+            self._module.no_log_values.add(token)
+
     def _should_inject_warnings(self):
         return False
 
@@ -96,6 +103,22 @@ class KopsModule(AnsibleAWSModule):
             yield
         except (ClientError, BotoCoreError) as exc:
             self.fail_json_aws(exc, msg=doing)
+
+
+def security_token_fallback(params, environ=None):
+    """The STS token to use from ``AWS_SECURITY_TOKEN`` (str), or None.
+
+    AWX's "Amazon Web Services" credential type injects a token as ``AWS_SECURITY_TOKEN``
+    (awx/main/models/credential/injectors.py ``aws``), the name boto2 used; botocore's environment provider
+    still reads it, but amazon.aws 10 takes ``session_token`` only from ``AWS_SESSION_TOKEN`` and then hands
+    boto3 the access key without a token. So: when no ``session_token`` option, no ``AWS_SESSION_TOKEN``
+    and no ``profile`` are given, the token comes from ``AWS_SECURITY_TOKEN`` (as botocore's EnvProvider
+    would take it).
+    """
+    environ = os.environ if environ is None else environ
+    if params.get("session_token") or params.get("profile") or environ.get("AWS_SESSION_TOKEN"):
+        return None
+    return environ.get("AWS_SECURITY_TOKEN") or None
 
 
 def kops_argument_spec():

@@ -60,7 +60,7 @@ def test_tarball_ships_the_collection_without_the_development_tree(installed):
                     "roles/cluster/tasks/main.yml", "playbooks/lifecycle.yml", "meta/runtime.yml", "README.md"):
         assert shipped in names, shipped
     top = {name.split("/")[0] for name in names}
-    for left_out in ("tests", "tools", "bench", "scripts", ".venv", ".cache", "out", "Makefile", "requirements.txt"):
+    for left_out in ("tests", "tools", "extensions", "bench", "scripts", ".venv", ".cache", "out", "Makefile", "requirements.txt"):
         assert left_out not in top, left_out
     assert not [name for name in names if "__pycache__" in name or name.endswith(".pyc")]
     # the sandbox is development tooling (scripts/sandbox.py, tools/harness/), and so are the files it writes

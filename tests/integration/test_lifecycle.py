@@ -52,6 +52,11 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
     after = first(run, "List the nodes after the upgrade")["resources"]
     assert sorted(n["status"]["nodeInfo"]["kubeletVersion"] for n in after) == ["v1.35.0"] * 6
     assert first(run, "Validate the upgraded cluster")["validation"]["ok"] is True
+    # the upgrade role's own check through kubernetes.core.k8s_info: every node runs the new kubelet
+    verified = first(run, "Verify - list the nodes through the Kubernetes API")["resources"]
+    assert sorted(n["metadata"]["name"] for n in verified) == sorted(n["metadata"]["name"] for n in after)
+    assert sorted(n["status"]["nodeInfo"]["kubeletVersion"] for n in verified) == ["v1.35.0"] * 6
+    assert first(run, "Verify - every node runs the kubelet of the new version").get("failed") is not True
     assert first(run, "Set the version and apply")["cluster"]["kubernetes_version"] == "1.35.0"
     deleted = next(r for n, r in run.results if n.endswith("Delete the cluster (kops delete cluster --yes)") and "kops_invocations" in r)
     assert deleted["dns_records_left"] == [] and len(deleted["deleted_resources"]) > 40

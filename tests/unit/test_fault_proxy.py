@@ -10,7 +10,7 @@ import urllib.request
 import botocore.parsers
 import pytest
 
-from fault_proxy import FaultProxy, RestOperations, check_mix, classify, fault_response, parse_mix
+from fault_proxy import FaultProxy, RestOperations, check_mix, classify, client_family, fault_response, parse_mix
 
 AUTH = "AWS4-HMAC-SHA256 Credential=AKIAKOPSIBLETEST0001/20261130/us-east-1/%s/aws4_request, SignedHeaders=host, Signature=0"
 OPS = RestOperations()
@@ -361,3 +361,13 @@ def test_latency_delays_each_aws_request_side_by_side(upstream):
     assert single >= 0.3 and 0.3 <= eight < 2.4, (single, eight)  # eight in a row would take 2.4 s
     assert internal < 0.3 and none < 0.3, (internal, none)
     assert len(Recorder.seen) == 11  # 1 + 8 + the emulator API + 1
+
+
+@pytest.mark.parametrize("user_agent, family", [
+    ("Boto3/1.44.5 md/Botocore#1.44.8 ua/2.1 os/linux#6.1 lang/python#3.11.7 cfg/retry-mode#legacy Botocore/1.44.8", "boto3"),
+    ("APN/1.0 Ansible/2.19.14 amazon.aws/10.1.2 Boto3/1.44.5 md/Botocore#1.44.8", "boto3"),
+    ("APN/1.0 kops/1.36.2 aws-sdk-go-v2/1.39.2 ua/2.1 os/linux lang/go#1.24.6 api/s3#1.88.4", "aws-sdk-go-v2"),
+    ("aws-sdk-go/1.55.5 (go1.22; linux; amd64)", "aws-sdk-go"),
+    ("curl/8.5.0", "curl"), ("", "")])
+def test_client_family(user_agent, family):
+    assert client_family(user_agent) == family

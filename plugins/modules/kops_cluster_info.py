@@ -1,0 +1,236 @@
+#!/usr/bin/python
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+
+DOCUMENTATION = r"""
+---
+module: kops_cluster_info
+short_description: Gather facts about kOps clusters, their instance groups, Auto Scaling groups and nodes
+version_added: 0.2.0
+description:
+  - Reads one cluster (O(name)) or every cluster of a kOps state store, that is the cluster spec and a summary
+    of it (Kubernetes version, zones, topology, DNS zone, networking, cloud labels), its InstanceGroups with their
+    sizes and machine types, and from AWS each group's Auto Scaling group, its instances and which of them
+    need an update.
+  - With O(kubeconfig), the cluster's Nodes (ready, kubelet version, instance group) joined to the instances;
+    with O(validate=true) also C(kops validate cluster), the only kops call this module makes.
+  - A cluster that does not exist gives an empty RV(clusters) list, as the C(amazon.aws) C(*_info) modules do.
+author:
+  - kopsible maintainers (!UNKNOWN)
+options:
+  name:
+    description: Name of the cluster. Omit it to read every cluster of the state store.
+    type: str
+    aliases: [cluster]
+  validate:
+    description:
+      - Run C(kops validate cluster -o json) once (no waiting) through O(kubeconfig) and return its result in
+        RV(clusters[].validation). Needs O(name) and O(kubeconfig).
+    type: bool
+    default: false
+  kops_binary:
+    description: Path or command name of the kops binary (only used with O(validate=true)).
+    type: str
+    default: kops
+  kops_env:
+    description: Extra environment variables for kops (only used with O(validate=true)).
+    type: dict
+    default: {}
+  kops_timeout:
+    description: Seconds C(kops validate cluster) may run before it is stopped.
+    type: int
+    default: 300
+extends_documentation_fragment:
+  - kopsible.kops.kops_info
+  - amazon.aws.common.modules
+  - amazon.aws.region.modules
+  - amazon.aws.boto3
+"""
+
+EXAMPLES = r"""
+- name: Every cluster of the state store, with its Auto Scaling groups
+  kopsible.kops.kops_cluster_info:
+    state_store: s3://example-kops-state
+  register: found
+
+- name: Clusters with instances that need a rolling update
+  ansible.builtin.debug:
+    msg: "{{ found.clusters | selectattr('needs_update') | map(attribute='cluster_name') | list }}"
+
+- name: One cluster, its nodes and kops' validation
+  kopsible.kops.kops_cluster_info:
+    name: mycluster01.kopsclustertest.example.org
+    state_store: s3://example-kops-state
+    kubeconfig: /tmp/mycluster01.kubeconfig
+    validate: true
+  register: cluster
+
+- name: Stop unless the cluster validates
+  ansible.builtin.assert:
+    that: cluster.clusters[0].validation.ok
+"""
+
+RETURN = r"""
+clusters:
+  description: The clusters found, sorted by name; empty when O(name) does not exist.
+  returned: always
+  type: list
+  elements: dict
+  contains:
+    cluster_name: {description: Name of the cluster., returned: always, type: str, sample: mycluster01.kopsclustertest.example.org}
+    state_store: {description: The state store it was read from., returned: always, type: str, sample: "s3://example-kops-state"}
+    config_base: {description: C(spec.configBase)., returned: always, type: str}
+    cloud_provider: {description: The cloud (C(aws))., returned: always, type: str, sample: aws}
+    kubernetes_version: {description: C(spec.kubernetesVersion)., returned: always, type: str, sample: 1.34.1}
+    kubernetes_minor: {description: Its C(MAJOR.MINOR)., returned: always, type: str, sample: "1.34"}
+    region: {description: "The AWS region, from the subnets' zones.", returned: always, type: str, sample: us-east-1}
+    zones: {description: The subnets' availability zones., returned: always, type: list, elements: str}
+    control_plane_zones: {description: Zones of the control-plane InstanceGroups., returned: always, type: list, elements: str}
+    subnets: {description: "The subnets (C(name), C(zone), C(type), C(cidr)).", returned: always, type: list, elements: dict}
+    topology: {description: C(public) or C(private)., returned: always, type: str}
+    dns_type: {description: "C(spec.topology.dns.type): C(Public), C(Private) or C(None) (gossip).", returned: always, type: str}
+    dns_zone: {description: C(spec.dnsZone)., returned: always, type: str}
+    cloud_labels: {description: C(spec.cloudLabels)., returned: always, type: dict}
+    networking: {description: "The CNI, e.g. C(cilium).", returned: always, type: str}
+    node_count_min: {description: Sum of the Node groups' C(minSize)., returned: always, type: int}
+    node_count_max: {description: Sum of the Node groups' C(maxSize)., returned: always, type: int}
+    spec: {description: The stored cluster spec (kOps API field names)., returned: always, type: dict}
+    needs_update:
+      description: Names of the InstanceGroups with an instance that needs an update (empty with O(cloud=false)).
+      returned: always
+      type: list
+      elements: str
+    instance_groups:
+      description: The cluster's InstanceGroups, sorted by name.
+      returned: always
+      type: list
+      elements: dict
+      contains:
+        name: {description: Name of the InstanceGroup., returned: always, type: str, sample: nodes-us-east-1a}
+        role:
+          description: "C(ControlPlane), C(Node), C(Bastion) or C(APIServer) (the stored C(Master) is given as C(ControlPlane), as kops shows it)."
+          returned: always
+          type: str
+        min_size: {description: C(spec.minSize)., returned: always, type: int}
+        max_size: {description: C(spec.maxSize)., returned: always, type: int}
+        machine_type: {description: C(spec.machineType)., returned: always, type: str, sample: t3.medium}
+        image: {description: C(spec.image)., returned: always, type: str}
+        zones: {description: "Its zones: C(spec.zones), else its subnets' zones.", returned: always, type: list, elements: str}
+        subnets: {description: C(spec.subnets)., returned: always, type: list, elements: str}
+        spec: {description: The stored InstanceGroup spec., returned: always, type: dict}
+        cloud:
+          description: Its Auto Scaling group; null with O(cloud=false) or when the group does not exist (not applied yet).
+          returned: always
+          type: dict
+          contains:
+            name: {description: "Name of the Auto Scaling group (C(IG.CLUSTER), control plane C(IG.masters.CLUSTER)).", returned: success, type: str}
+            min_size: {description: Its MinSize., returned: success, type: int}
+            desired_capacity: {description: Its DesiredCapacity., returned: success, type: int}
+            max_size: {description: Its MaxSize., returned: success, type: int}
+            launch: {description: "Its launch template and version (C(lt-ID:VERSION)) or launch configuration name.", returned: success, type: str}
+            status: {description: "C(NeedsUpdate) when an instance needs an update, else C(Ready) (kops' STATUS column).", returned: success, type: str}
+            need_update: {description: Number of instances that need an update., returned: success, type: int}
+            ready: {description: Number of instances that do not., returned: success, type: int}
+            instances:
+              description: Its instances (warm pool included), sorted by id.
+              returned: success
+              type: list
+              elements: dict
+              contains:
+                id: {description: The EC2 instance id., returned: success, type: str}
+                status: {description: "C(UpToDate), C(NeedsUpdate) or C(Detached).", returned: success, type: str}
+                need_update: {description: Whether kops would replace it in a rolling update., returned: success, type: bool}
+                state: {description: "C(InService) or C(WarmPool).", returned: success, type: str}
+                lifecycle_state: {description: "Its Auto Scaling lifecycle state, e.g. C(InService).", returned: success, type: str}
+                launch: {description: The launch template version or configuration it was started from., returned: success, type: str}
+                zone: {description: Its availability zone., returned: success, type: str}
+                machine_type: {description: Its instance type., returned: success, type: str}
+                private_ip: {description: Its private IP address., returned: success, type: str}
+                roles: {description: "Its roles from the C(k8s.io/role/*) tags, e.g. C([control-plane]).", returned: success, type: list, elements: str}
+                node: {description: Name of its Node; null when no node has its instance id., returned: when O(kubeconfig) is given, type: str}
+    nodes:
+      description: The cluster's Nodes, sorted by name; null without O(kubeconfig).
+      returned: always
+      type: list
+      elements: dict
+      contains:
+        name: {description: Node name., returned: success, type: str}
+        instance_id: {description: EC2 instance id from C(spec.providerID)., returned: success, type: str}
+        instance_group: {description: "The C(kops.k8s.io/instancegroup) label.", returned: success, type: str}
+        role: {description: "From the C(node-role.kubernetes.io/*) label, e.g. C(control-plane), C(node).", returned: success, type: str}
+        zone: {description: "The C(topology.kubernetes.io/zone) label.", returned: success, type: str}
+        ready: {description: Whether its C(Ready) condition is C(True)., returned: success, type: bool}
+        kubelet_version: {description: "The kubelet's version, e.g. C(v1.34.1).", returned: success, type: str}
+        unschedulable: {description: Whether it is cordoned., returned: success, type: bool}
+    validation:
+      description: The result of C(kops validate cluster); null unless O(validate=true).
+      returned: always
+      type: dict
+      contains:
+        ok: {description: Whether the cluster validated (and its nodes span the expected zones)., returned: success, type: bool}
+        failures: {description: "kops' failures (C(type), C(name), C(message), C(instance_group)).", returned: success, type: list, elements: dict}
+        nodes: {description: The nodes kops saw., returned: success, type: list, elements: dict}
+        problems: {description: The failures as sentences., returned: success, type: list, elements: str}
+        attempts: {description: Validation attempts kops printed., returned: success, type: int}
+        topology: {description: Zones of the ready control-plane and worker nodes against the spec., returned: success, type: dict}
+kops_invocations:
+  description: The kops commands run (C(argv), C(rc), C(seconds)); empty unless O(validate=true).
+  returned: always
+  type: list
+  elements: dict
+"""
+
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
+
+from ansible.module_utils.basic import missing_required_lib
+
+
+def argument_spec():
+    return dict(
+        name=dict(type="str", aliases=["cluster"]), state_store=dict(type="str"), cloud=dict(type="bool", default=True),
+        kubeconfig=dict(type="path"), kube_context=dict(type="str"), validate=dict(type="bool", default=False),
+        kops_binary=dict(type="str", default="kops"), kops_env=dict(type="dict", default={}),
+        kops_timeout=dict(type="int", default=300),
+    )
+
+
+def main():
+    module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = module.params
+    name = None
+    if params["name"] is not None:
+        try:
+            name = kops_rules.cluster_name(params["name"])
+        except kops_rules.RuleError as exc:
+            module.fail_json(msg=str(exc))
+    if params["validate"] and not (name and params["kubeconfig"]):
+        module.fail_json(msg="validate: needs name (one cluster) and kubeconfig (kops validates through the Kubernetes API)")
+    if params["kubeconfig"] and not kops_pdb.HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib("kubernetes"))
+    state_store = state_store_of(module)
+    runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"]) if params["validate"] else None
+    clusters = []
+    for record in kops_info.read_records(module, state_store, [name] if name else None):
+        cloud, nodes = kops_info.cloud_and_nodes(module, record, params["cloud"], params["kubeconfig"], params["kube_context"])
+        validation = validate(module, runner, state_store, record) if runner else None
+        clusters.append(kops_info.cluster_info(record, cloud, nodes, validation))
+    module.exit_json(changed=False, clusters=clusters, kops_invocations=runner.calls if runner else [])
+
+
+def validate(module, runner, state_store, record):
+    """kops' validation of the cluster of ``record`` (one kops call, no waiting)."""
+    from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
+    from ansible_collections.kopsible.kops.plugins.module_utils.kops_store import summarize_cluster
+
+    summary = summarize_cluster(record)
+    try:
+        return ClusterOps(runner, state_store).validate(record["name"], "0s", summary["control_plane_zones"], summary["zones"])
+    except KopsError as exc:
+        module.fail_json(msg="kops validate cluster failed for %s: %s" % (record["name"], exc.message),
+                         **dict(exc.to_result(), kops_invocations=runner.calls))
+
+
+if __name__ == "__main__":
+    main()
