@@ -101,6 +101,40 @@ options:
     default: false
 """
 
+    # The read-only modules (kops_cluster_info, kops_instancegroup_info): the group's shared options are accepted, so
+    # that module_defaults for group/kopsible.kops.kops can carry them once; state_store is in the kops_info fragment.
+    READ_ONLY = r"""
+options:
+  allowed_account_ids:
+    description:
+      - Refuse to run unless the AWS credentials belong to one of these 12-digit account ids (checked with
+        STS GetCallerIdentity before anything is read), as the other modules of the collection do.
+    type: list
+    elements: str
+  kops_binary:
+    description:
+      - Path or command name of the kops binary. Used only by M(kopsible.kops.kops_cluster_info) with
+        O(kopsible.kops.kops_cluster_info#module:validate=true); otherwise the state store is read without kops.
+    type: str
+    default: kops
+  kops_env:
+    description: Extra environment variables for kops (used where O(kops_binary) is).
+    type: dict
+    default: {}
+  kops_timeout:
+    description: Seconds a kops command (C(kops validate cluster)) may run before it is stopped.
+    type: int
+    default: 1800
+  lock_timeout:
+    description: Ignored (read-only modules take no state-store lock); accepted for C(module_defaults) of C(group/kopsible.kops.kops).
+    type: int
+    default: 600
+  break_lock:
+    description: Ignored (read-only modules take no state-store lock); accepted for C(module_defaults) of C(group/kopsible.kops.kops).
+    type: bool
+    default: false
+"""
+
     # Modules that plan and apply (kops_cluster, kops_instancegroup): ClusterOps.plan_and_apply.
     APPLY = r"""
 options:

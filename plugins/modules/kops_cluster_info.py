@@ -28,20 +28,9 @@ options:
         RV(clusters[].validation). Needs O(name) and O(kubeconfig).
     type: bool
     default: false
-  kops_binary:
-    description: Path or command name of the kops binary (only used with O(validate=true)).
-    type: str
-    default: kops
-  kops_env:
-    description: Extra environment variables for kops (only used with O(validate=true)).
-    type: dict
-    default: {}
-  kops_timeout:
-    description: Seconds C(kops validate cluster) may run before it is stopped.
-    type: int
-    default: 300
 extends_documentation_fragment:
   - kopsible.kops.kops_info
+  - kopsible.kops.kops.read_only
   - amazon.aws.common.modules
   - amazon.aws.region.modules
   - amazon.aws.boto3
@@ -181,19 +170,20 @@ kops_invocations:
 """
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
+    KopsModule, check_account, kops_argument_spec, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 from ansible.module_utils.basic import missing_required_lib
 
 
 def argument_spec():
-    return dict(
-        name=dict(type="str", aliases=["cluster"]), state_store=dict(type="str"), cloud=dict(type="bool", default=True),
+    spec = dict(
+        name=dict(type="str", aliases=["cluster"]), cloud=dict(type="bool", default=True),
         kubeconfig=dict(type="path"), kube_context=dict(type="str"), validate=dict(type="bool", default=False),
-        kops_binary=dict(type="str", default="kops"), kops_env=dict(type="dict", default={}),
-        kops_timeout=dict(type="int", default=300),
     )
+    spec.update(kops_argument_spec())
+    return spec
 
 
 def main():
@@ -210,6 +200,8 @@ def main():
     if params["kubeconfig"] and not kops_pdb.HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib("kubernetes"))
     state_store = state_store_of(module)
+    with module.aws_failures("kops_cluster_info: STS GetCallerIdentity failed (allowed_account_ids); nothing was read"):
+        check_account(module, params["allowed_account_ids"])
     runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"]) if params["validate"] else None
     clusters = []
     for record in kops_info.read_records(module, state_store, [name] if name else None):

@@ -31,6 +31,7 @@ options:
     elements: str
 extends_documentation_fragment:
   - kopsible.kops.kops_info
+  - kopsible.kops.kops.read_only
   - amazon.aws.common.modules
   - amazon.aws.region.modules
   - amazon.aws.boto3
@@ -101,7 +102,8 @@ instance_groups:
 """
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
+    KopsModule, check_account, kops_argument_spec, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import normalize_role
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_store import summarize_cluster
 
@@ -111,11 +113,12 @@ ROLES = ("ControlPlane", "Node", "Bastion", "APIServer")  # pkg/apis/kops/instan
 
 
 def argument_spec():
-    return dict(
+    spec = dict(
         cluster=dict(type="str", required=True), name=dict(type="str"), roles=dict(type="list", elements="str"),
-        state_store=dict(type="str"), cloud=dict(type="bool", default=True),
-        kubeconfig=dict(type="path"), kube_context=dict(type="str"),
+        cloud=dict(type="bool", default=True), kubeconfig=dict(type="path"), kube_context=dict(type="str"),
     )
+    spec.update(kops_argument_spec())
+    return spec
 
 
 def main():
@@ -133,6 +136,8 @@ def main():
     if params["kubeconfig"] and not kops_pdb.HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib("kubernetes"))
     state_store = state_store_of(module)
+    with module.aws_failures("kops_instancegroup_info: STS GetCallerIdentity failed (allowed_account_ids); nothing was read"):
+        check_account(module, params["allowed_account_ids"])
     roles = {normalize_role(r) for r in params["roles"] or []}
     groups = []
     for record in kops_info.read_records(module, state_store, [cluster]):
