@@ -155,7 +155,7 @@ def test_the_getting_started_playbook_in_the_sandbox(sandbox):
     before = emulator.snapshot()
     preview = run(directory, "--check", "--diff")
     assert emulator.snapshot() == before, emulator.snapshot_diff(before, emulator.snapshot())
-    assert preview.result("Delegate %s from example.org" % SUBDOMAIN)["changed"] is True
+    assert preview.result("Delegate the subdomain %s" % SUBDOMAIN)["changed"] is True
     assert preview.result("kopsible.kops.state_store : What the state store task would change")["msg"] == \
         "would create bucket " + BUCKET
     assert "would create cluster %s" % CLUSTER in preview.result("What the kops steps would do (preview of a new environment)")["msg"]
@@ -169,7 +169,7 @@ def test_the_getting_started_playbook_in_the_sandbox(sandbox):
                   if r["Name"] == SUBDOMAIN + "." and r["Type"] == "NS"]
     assert sorted(v["Value"].rstrip(".") for v in delegation[0]["ResourceRecords"]) == sorted(
         ns.rstrip(".") for ns in r53.get_hosted_zone(Id=zones[SUBDOMAIN + "."])["DelegationSet"]["NameServers"])
-    assert built.result("Delegate %s from example.org" % SUBDOMAIN)["verified"] is True
+    assert built.result("Delegate the subdomain %s" % SUBDOMAIN)["verified"] is True
     assert s3.get_bucket_versioning(Bucket=BUCKET)["Status"] == "Enabled"
     assert "%s/config" % CLUSTER in [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]]
     created = built.result("Create the cluster and apply it (kops create cluster, update cluster --yes, validate cluster)")
