@@ -136,7 +136,7 @@ def lifecycle_overrides(dns, ssh_public_key, kubeconfig=None):
 # versions (upup/pkg/fi/cloudup/apply_cluster.go:920 and 1043). tests/integration/test_no_warnings.py proves an
 # idempotent re-run warns of nothing else.
 OFFLINE_KOPS_WARNINGS = re.compile(
-    r'^kops update cluster: (Using base url from env var: KOPS_BASE_URL="file://[^"]*/kops-artifacts/1\.36\.2"'
+    r'^kops update cluster: (Using base url from env var: KOPS_BASE_URL="(file://|http://127\.0\.0\.1:\d+/)[^"]*/1\.36\.2"'
     r'|unable to find version information for (kops|kubernetes) version "[0-9.]+" in channel)$')
 
 
