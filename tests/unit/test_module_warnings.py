@@ -11,12 +11,24 @@ from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import K
 
 
 def run(module_class, capsys):
-    with patch_module_args({}):
-        module = module_class(argument_spec={}, supports_check_mode=True)
-        module.warn("something to know")
-        with pytest.raises(SystemExit):
-            module.exit_json(changed=False)
-    return json.loads(capsys.readouterr().out)
+    """The result of a module that warns once and exits, run in a fresh Python (ansible-core keeps module state in
+    process-wide globals, which other tests of the same pytest worker may have touched, e.g. ansible-runner's)."""
+    import subprocess
+    import sys
+
+    code = (
+        "from ansible.module_utils.testing import patch_module_args\n"
+        "from %s import %s as Module\n"
+        "with patch_module_args({}):\n"
+        "    module = Module(argument_spec={}, supports_check_mode=True)\n"
+        "    module.warn('something to know')\n"
+        "    module.exit_json(changed=False)\n" % (module_class.__module__, module_class.__name__))
+    import os
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # the collection as the tests import it
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)
 
 
 def messages(items):
