@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(ROOT, ".cache", "collections"))
 
 from harness.emulator import Emulator  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
-from harness.kops_env import KopsDNS, UBUNTU_AMI, module_options  # noqa: E402
+from harness.kops_env import KopsDNS, UBUNTU_AMI, make_delegated_world, module_options  # noqa: E402
 from harness.kube_world import KubeWorldProcess, prefix_for  # noqa: E402
 
 PARENT = "example.org"
@@ -109,18 +109,7 @@ class KopsWorld:
 
     def __init__(self, emulator, dns, ssh_public_key):
         self.emulator, self.dns, self.ssh_public_key = emulator, dns, ssh_public_key
-        emulator.warm()
-        r53 = emulator.client("route53")
-        parent = r53.create_hosted_zone(Name=PARENT + ".", CallerReference="parent")["HostedZone"]["Id"]
-        child = r53.create_hosted_zone(Name=SUBDOMAIN + ".", CallerReference="child")
-        self.zone_id = child["HostedZone"]["Id"].split("/")[-1]
-        r53.change_resource_record_sets(HostedZoneId=parent, ChangeBatch={"Changes": [{"Action": "UPSERT", "ResourceRecordSet": {
-            "Name": SUBDOMAIN + ".", "Type": "NS", "TTL": 300,
-            "ResourceRecords": [{"Value": v} for v in child["DelegationSet"]["NameServers"]]}}]})
-        s3 = emulator.client("s3")
-        s3.create_bucket(Bucket=BUCKET)
-        s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
-        dns.sync()
+        self.zone_id = make_delegated_world(emulator, dns, PARENT, SUBDOMAIN, BUCKET)
         self.kops = dict(module_options(dns), state_store="s3://" + BUCKET)
 
     def cluster_options(self, **overrides):

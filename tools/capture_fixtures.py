@@ -25,7 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 from harness.emulator import Emulator  # noqa: E402
-from harness.kops_env import UBUNTU_AMI, KopsDNS, artifact_mirror, kops_binary  # noqa: E402
+from harness.kops_env import UBUNTU_AMI, KopsDNS, artifact_mirror, kops_binary, make_delegated_world  # noqa: E402
 
 PARENT = "example.org"
 SUBDOMAIN = "kopsclustertest.example.org"
@@ -55,17 +55,7 @@ class Kops(object):
 
 def world(emulator, dns):
     """example.org, the delegated subdomain and a versioned state-store bucket (as tests/conftest.py's KopsWorld)."""
-    emulator.warm()
-    r53 = emulator.client("route53")
-    parent = r53.create_hosted_zone(Name=PARENT + ".", CallerReference="parent")["HostedZone"]["Id"]
-    child = r53.create_hosted_zone(Name=SUBDOMAIN + ".", CallerReference="child")
-    r53.change_resource_record_sets(HostedZoneId=parent, ChangeBatch={"Changes": [{"Action": "UPSERT", "ResourceRecordSet": {
-        "Name": SUBDOMAIN + ".", "Type": "NS", "TTL": 300,
-        "ResourceRecords": [{"Value": v} for v in child["DelegationSet"]["NameServers"]]}}]})
-    s3 = emulator.client("s3")
-    s3.create_bucket(Bucket=BUCKET)
-    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
-    dns.sync()
+    make_delegated_world(emulator, dns, PARENT, SUBDOMAIN, BUCKET)
 
 
 def edit(kops, kind_args, change):

@@ -143,3 +143,21 @@ OFFLINE_KOPS_WARNINGS = re.compile(
 def user_warnings(result):
     """The warnings of a module result (list of str) without :data:`OFFLINE_KOPS_WARNINGS`."""
     return [w for w in result.get("warnings") or [] if not OFFLINE_KOPS_WARNINGS.match(w)]
+
+
+def make_delegated_world(emulator, dns, parent, subdomain, bucket):
+    """What every kops test starts from: ``parent`` and ``subdomain`` hosted zones with the NS delegation, and a
+    versioned state-store ``bucket``; the emulator warmed first and the DNS face synced after. Returns the
+    subdomain's hosted zone id (str, without ``/hostedzone/``)."""
+    emulator.warm()
+    r53 = emulator.client("route53")
+    parent_id = r53.create_hosted_zone(Name=parent + ".", CallerReference="parent")["HostedZone"]["Id"]
+    child = r53.create_hosted_zone(Name=subdomain + ".", CallerReference="child")
+    r53.change_resource_record_sets(HostedZoneId=parent_id, ChangeBatch={"Changes": [{"Action": "UPSERT", "ResourceRecordSet": {
+        "Name": subdomain + ".", "Type": "NS", "TTL": 300,
+        "ResourceRecords": [{"Value": v} for v in child["DelegationSet"]["NameServers"]]}}]})
+    s3 = emulator.client("s3")
+    s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+    dns.sync()
+    return child["HostedZone"]["Id"].split("/")[-1]
