@@ -194,8 +194,15 @@ def test_scale_down_is_not_drained_by_kops(live):
     assert not scaled.get("failed"), scaled.get("msg")
     wait_for(lambda: "nodes-us-east-1b" not in instances(live))
     wait_for(lambda: not [n for n in live.core.list_node().items if n.metadata.labels.get("kops.k8s.io/instancegroup") == "nodes-us-east-1b"])
-    wait_for(lambda: sum(1 for p in live.core.list_namespaced_pod("default", label_selector="app=web").items
-                         if p.status.phase == "Running") == 6)
+
+    def settled():
+        # The pods of the gone Node stay listed (phase Running) until the pod garbage collector deletes them;
+        # the Deployment is settled when its 6 Running pods all sit on Nodes that still exist.
+        existing = {n.metadata.name for n in live.core.list_node().items}
+        pods = live.core.list_namespaced_pod("default", label_selector="app=web").items
+        return len(pods) == 6 and all(p.status.phase == "Running" and p.spec.node_name in existing for p in pods)
+
+    wait_for(settled)
     nodes = {p.spec.node_name for p in live.core.list_namespaced_pod("default", label_selector="app=web").items}
     groups = {n.metadata.name: n.metadata.labels["kops.k8s.io/instancegroup"] for n in live.core.list_node().items}
     assert {groups[n] for n in nodes} == {"nodes-us-east-1a"}
