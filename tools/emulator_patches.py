@@ -607,3 +607,61 @@ def suspended_processes_keep_a_stable_order():
 # The Auto Scaling processes (API reference, SuspendProcesses), in moto's order: all of them when none is named.
 SUSPENDABLE_PROCESSES = ("Launch", "Terminate", "AddToLoadBalancer", "AlarmNotification", "AZRebalance", "HealthCheck",
                          "InstanceRefresh", "ReplaceUnhealthy", "ScheduledActions")
+
+
+@patch
+def aws_managed_policies_built_when_read():
+    """A speed fix, no change of behaviour: the AWS-managed IAM policies of a backend are built when first read, from
+    objects built once per account and partition.
+
+    moto (with ``MOTO_IAM_LOAD_MANAGED_POLICIES``, which the emulator sets so that ``AmazonEC2FullAccess`` and the
+    other policies of the guides can be attached) parses its 1,500-policy JSON and builds every policy object each
+    time an IAM backend is made, and ``POST /moto-api/reset`` remakes the backend of every partition it holds: about
+    11 of them, 2 s of CPU per reset, most of it for backends nobody reads before the next reset (measured with
+    cProfile: the largest single cost of the test suite's resets). Here a backend's ``aws_managed_policies`` and
+    ``managed_policies`` are made on first use; the AWS-managed ones are copies of the objects built the first time
+    for that account and partition (each backend has its own attachment counts, tags and versions), as moto would
+    have built them. A policy's id stays the same from one reset to the next, as an AWS-managed policy's id does on
+    AWS.
+    """
+    from moto.iam.models import IAMBackend
+
+    build = IAMBackend._init_aws_policies
+    built = {}
+    lazy = object()
+
+    def fresh_copy(obj):
+        made = object.__new__(type(obj))
+        made.__dict__.update(obj.__dict__)
+        return made
+
+    def aws_policies(self):
+        key = (self.account_id, self.region_name)
+        if key not in built:
+            built[key] = build(self)
+        policies = []
+        for policy in built[key]:
+            mine = fresh_copy(policy)
+            mine.tags = dict(policy.tags)
+            mine.versions = [fresh_copy(version) for version in policy.versions]
+            policies.append(mine)
+        return policies
+
+    def lazy_attribute(name, make):
+        slot = "_kopsible_" + name
+
+        def get(self):
+            value = self.__dict__.get(slot, lazy)
+            if value is lazy:
+                value = self.__dict__[slot] = make(self)
+            return value
+
+        def set_(self, value):
+            self.__dict__[slot] = value
+
+        return property(get, set_)
+
+    IAMBackend._init_aws_policies = lambda self: lazy
+    IAMBackend._init_managed_policies = lambda self: lazy
+    IAMBackend.aws_managed_policies = lazy_attribute("aws_managed_policies", aws_policies)
+    IAMBackend.managed_policies = lazy_attribute("managed_policies", lambda self: {p.arn: p for p in self.aws_managed_policies})

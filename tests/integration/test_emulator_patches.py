@@ -302,3 +302,23 @@ def test_suspended_processes_keep_the_order_they_were_suspended_in(emulator):
     asg.suspend_processes(AutoScalingGroupName="spot")  # none named: all suspended, in the API reference's order
     assert suspended() == ["Launch", "Terminate", "AddToLoadBalancer", "AlarmNotification", "AZRebalance", "HealthCheck",
                            "InstanceRefresh", "ReplaceUnhealthy", "ScheduledActions"]
+
+
+@pytest.mark.parametrize("region, partition", [("us-east-1", "aws"), ("cn-north-1", "aws-cn")])
+def test_aws_managed_policies_after_a_reset_are_fresh_and_complete(emulator, region, partition):
+    """The AWS-managed policies built when first read (a speed fix): all of moto's list, attachable, their
+    attachment counts those of this backend only (a reset starts them at 0 again), their ids stable."""
+    iam = emulator.client("iam", region)
+    arn = "arn:%s:iam::aws:policy/AmazonEC2FullAccess" % partition
+    listed = [p for page in iam.get_paginator("list_policies").paginate(Scope="AWS") for p in page["Policies"]]
+    assert len(listed) > 1000 and arn in {p["Arn"] for p in listed}
+    first = iam.get_policy(PolicyArn=arn)["Policy"]
+    assert first["AttachmentCount"] == 0
+    iam.create_role(RoleName="r", AssumeRolePolicyDocument="{}")
+    iam.attach_role_policy(RoleName="r", PolicyArn=arn)
+    assert iam.get_policy(PolicyArn=arn)["Policy"]["AttachmentCount"] == 1
+    emulator.reset()
+    again = iam.get_policy(PolicyArn=arn)["Policy"]
+    assert again["AttachmentCount"] == 0 and again["PolicyId"] == first["PolicyId"]
+    assert len([p for page in iam.get_paginator("list_policies").paginate(Scope="AWS") for p in page["Policies"]]) == len(listed)
+    assert iam.list_policies(Scope="Local")["Policies"] == []

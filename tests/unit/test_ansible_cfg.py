@@ -25,3 +25,12 @@ def test_a_playbook_prints_yaml(tmp_path):
                          cwd=ROOT, env=dict(ENV, ANSIBLE_PYTHON_INTERPRETER=sys.executable), capture_output=True,
                          text=True).stdout
     assert "    msg:\n        records:\n        - NS\n        - SOA\n        zone: k8s.example.com" in out, out
+
+
+def test_pipelining_is_read_from_ansible_cfg():
+    """[connection] pipelining = True is the setting ansible-core reads (ANSIBLE_PIPELINING), from this file."""
+    env = dict(ENV)
+    env.pop("ANSIBLE_PIPELINING", None)
+    out = subprocess.run([os.path.join(BIN, "ansible-config"), "dump", "--only-changed"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, check=True).stdout
+    assert "ANSIBLE_PIPELINING(%s) = True" % os.path.join(ROOT, "ansible.cfg") in out, out
