@@ -165,6 +165,51 @@ def kops_world(emulator, kops_dns, ssh_public_key):
     return KopsWorld(emulator, kops_dns, ssh_public_key)
 
 
+class SavedWorld:
+    """A :class:`KopsWorld` made once and saved whole in the emulator (``Emulator.save_state``), so that many tests
+    start from it at the cost of a restore (a fraction of a second) instead of making it again with kops."""
+
+    def __init__(self, world, name):
+        self.world, self.name = world, name
+
+    def restore(self):
+        """The world as it was saved (every test that restores it gets the same state, ids included)."""
+        self.world.emulator.restore_state(self.name)
+        return self.world
+
+
+@pytest.fixture(scope="session")
+def saved_applied_cluster(emulator_session, kops_dns, ssh_public_key):
+    """The kOps guide's HA cluster (``KopsWorld.cluster_options``) created and applied by ``kops_cluster`` with the
+    real kops, once per test worker, and saved in the emulator: see :func:`applied_cluster`."""
+    emulator_session.reset()
+    world = KopsWorld(emulator_session, kops_dns, ssh_public_key)
+    created = run_playbook([{"name": "c", "kopsible.kops.kops_cluster": world.cluster_options(apply=True)}],
+                           emulator=emulator_session, kops=world.kops).result("c")
+    assert not created.get("failed") and created["changed"] is True, created.get("msg")
+    emulator_session.save_state("applied-cluster")
+    yield SavedWorld(world, "applied-cluster")
+    emulator_session.drop_state("applied-cluster")
+
+
+@pytest.fixture
+def applied_cluster(saved_applied_cluster):
+    """A :class:`KopsWorld` whose emulator holds the guide's HA cluster as ``kops_cluster`` applied it (made once per
+    worker, restored for each test). A test using it runs its playbooks with :func:`cluster_play`, not ``kplay``
+    (whose ``kops_world`` empties the emulator)."""
+    return saved_applied_cluster.restore()
+
+
+@pytest.fixture
+def cluster_play(applied_cluster):
+    """``cluster_play(tasks, **kw)``: ``kplay`` on the :func:`applied_cluster` world."""
+
+    def _play(tasks, **kwargs):
+        return run_playbook(tasks, emulator=applied_cluster.emulator, kops=applied_cluster.kops, **kwargs)
+
+    return _play
+
+
 @pytest.fixture
 def kplay(kops_world):
     """``kplay(tasks, **kw)``: a playbook against the emulator with the kops options set for kops modules."""

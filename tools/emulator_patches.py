@@ -651,13 +651,15 @@ def aws_managed_policies_built_when_read():
         slot = "_kopsible_" + name
 
         def get(self):
-            value = self.__dict__.get(slot, lazy)
-            if value is lazy:
-                value = self.__dict__[slot] = make(self)
-            return value
+            if slot not in self.__dict__:  # not made yet (nothing is stored for "not made": copies of the backend agree)
+                self.__dict__[slot] = make(self)
+            return self.__dict__[slot]
 
         def set_(self, value):
-            self.__dict__[slot] = value
+            if value is lazy:
+                self.__dict__.pop(slot, None)
+            else:
+                self.__dict__[slot] = value
 
         return property(get, set_)
 

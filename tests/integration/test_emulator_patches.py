@@ -322,3 +322,48 @@ def test_aws_managed_policies_after_a_reset_are_fresh_and_complete(emulator, reg
     assert again["AttachmentCount"] == 0 and again["PolicyId"] == first["PolicyId"]
     assert len([p for page in iam.get_paginator("list_policies").paginate(Scope="AWS") for p in page["Policies"]]) == len(listed)
     assert iam.list_policies(Scope="Local")["Policies"] == []
+
+
+def test_saved_state_restores_every_service_and_keeps_links_between_them(emulator):
+    """The emulator's saved states (tools/emulator.py saved_states, used by the applied_cluster fixture): after a
+    restore the whole snapshot equals the one taken at the save, every S3 object version included; an Auto Scaling
+    group still launches into the restored EC2 (objects shared between services stay shared); a second restore gives
+    the same state again; an unknown name is a 404."""
+    import urllib.error
+
+    ec2, s3, asg, iam, r53 = (emulator.client(s) for s in ("ec2", "s3", "autoscaling", "iam", "route53"))
+    _, subnets = vpc_with_subnets(ec2)
+    group_with_template(emulator, subnets)
+    s3.create_bucket(Bucket="saved-state")
+    s3.put_bucket_versioning(Bucket="saved-state", VersioningConfiguration={"Status": "Enabled"})
+    for body in (b"v1", b"v2"):
+        s3.put_object(Bucket="saved-state", Key="k", Body=body)
+    iam.create_role(RoleName="r", AssumeRolePolicyDocument="{}")
+    iam.attach_role_policy(RoleName="r", PolicyArn="arn:aws:iam::aws:policy/AmazonEC2FullAccess")
+    zone = r53.create_hosted_zone(Name="example.org.", CallerReference="saved")["HostedZone"]["Id"]
+    saved = emulator.snapshot()
+    assert emulator.save_state("t") > 5
+    try:
+        asg.update_auto_scaling_group(AutoScalingGroupName="g", MinSize=3, MaxSize=3, DesiredCapacity=3)
+        s3.put_object(Bucket="saved-state", Key="k", Body=b"v3")
+        s3.delete_object(Bucket="saved-state", Key="k")
+        r53.delete_hosted_zone(Id=zone)
+        iam.detach_role_policy(RoleName="r", PolicyArn="arn:aws:iam::aws:policy/AmazonEC2FullAccess")
+        emulator.client("ec2", "us-west-2").create_vpc(CidrBlock="10.2.0.0/16")
+        assert emulator.snapshot() != saved
+        emulator.restore_state("t")
+        assert emulator.snapshot() == saved, emulator.snapshot_diff(saved, emulator.snapshot())
+        versions = s3.list_object_versions(Bucket="saved-state")["Versions"]
+        assert sorted(s3.get_object(Bucket="saved-state", Key="k", VersionId=v["VersionId"])["Body"].read() for v in versions) == [b"v1", b"v2"]
+        asg.update_auto_scaling_group(AutoScalingGroupName="g", MinSize=3, MaxSize=3, DesiredCapacity=3)
+        running = [i for r in ec2.describe_instances(Filters=[{"Name": "instance-state-name", "Values": ["running"]}])["Reservations"]
+                   for i in r["Instances"]]
+        members = asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["Instances"]
+        assert len(running) == 3 and {i["InstanceId"] for i in running} == {m["InstanceId"] for m in members}
+        emulator.restore_state("t")
+        assert emulator.snapshot() == saved
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            emulator.restore_state("never saved")
+        assert missing.value.code == 404
+    finally:
+        emulator.drop_state("t")

@@ -14,10 +14,14 @@ def ig_task(label="ig", **options):
 
 
 @pytest.fixture
-def cluster(kops_world, kplay):
-    result = kplay([{"name": "c", "kopsible.kops.kops_cluster": kops_world.cluster_options(apply=True)}]).result("c")
-    assert not result.get("failed"), result.get("msg")
-    return kops_world
+def cluster(applied_cluster):
+    """The guide's HA cluster, applied (once per worker, restored for each test: tests/conftest.py)."""
+    return applied_cluster
+
+
+@pytest.fixture
+def kplay(cluster_play):
+    return cluster_play
 
 
 def stored_ig(world, name):

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 
 from .process import stop_process
@@ -63,6 +64,25 @@ class Emulator:
     def reset(self):
         """Empty every backend (``POST /moto-api/reset``); the emulator's fixes stay applied."""
         urllib.request.urlopen(urllib.request.Request(self.url + "/moto-api/reset", method="POST"), timeout=30).read()
+
+    def save_state(self, name):
+        """Keep a copy of the emulator's whole state under ``name`` (an emulator extension, tools/emulator.py
+        ``saved_states``); returns the number of backends saved (int)."""
+        return self._saved_state("save", name)["backends"]
+
+    def restore_state(self, name):
+        """Make the emulator's whole state the copy saved under ``name`` again (what was made since is dropped, as by
+        :meth:`reset`). Raises urllib.error.HTTPError (404) for a name never saved."""
+        return self._saved_state("restore", name)["backends"]
+
+    def drop_state(self, name):
+        """Forget the copy saved under ``name`` (no error if there is none)."""
+        self._saved_state("drop", name)
+
+    def _saved_state(self, verb, name):
+        query = urllib.parse.urlencode({verb: name})
+        request = urllib.request.Request("%s/moto-api/kopsible/state?%s" % (self.url, query), method="POST")
+        return json.loads(urllib.request.urlopen(request, timeout=120).read())
 
     def state(self):
         """The emulator's whole state (bytes of /moto-api/data.json)."""
