@@ -93,6 +93,7 @@ def _copy_backends(entries):
 
     from moto.core.base_backend import BackendDict
 
+    from moto.ec2.models.security_groups import SecurityGroupRule
     from moto.s3.utils import _VersionedKeyStore
 
     copyreg.pickle(type(threading.Lock()), lambda lock: (threading.Lock, ()))
@@ -106,7 +107,16 @@ def _copy_backends(entries):
         made.__dict__.update(copy.deepcopy(store.__dict__, memo))
         return made
 
+    def copy_all_attributes(obj, memo):
+        # moto's own __deepcopy__ of a security group rule keeps the original EC2 backend (its tags would be read
+        # from the backend the copy was made from): copy every attribute, the backend included
+        made = memo[id(obj)] = object.__new__(type(obj))
+        for key, value in list(obj.__dict__.items()):
+            made.__dict__[key] = copy.deepcopy(value, memo)
+        return made
+
     copy._deepcopy_dispatch[_VersionedKeyStore] = copy_versioned_keys
+    copy._deepcopy_dispatch[SecurityGroupRule] = copy_all_attributes
     memo = {}
     for bd in list(BackendDict._instances) + [entry[0] for entry in entries]:
         memo[id(bd)] = bd

@@ -360,6 +360,11 @@ def test_saved_state_restores_every_service_and_keeps_links_between_them(emulato
                    for i in r["Instances"]]
         members = asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["Instances"]
         assert len(running) == 3 and {i["InstanceId"] for i in running} == {m["InstanceId"] for m in members}
+        # a security group rule of the restored state takes tags (moto's own copy of a rule kept the old backend)
+        rule = ec2.describe_security_group_rules()["SecurityGroupRules"][0]["SecurityGroupRuleId"]
+        ec2.create_tags(Resources=[rule], Tags=[{"Key": "cost-center", "Value": "42"}])
+        tagged = ec2.describe_security_group_rules(SecurityGroupRuleIds=[rule])["SecurityGroupRules"][0]
+        assert {"Key": "cost-center", "Value": "42"} in tagged["Tags"]
         emulator.restore_state("t")
         assert emulator.snapshot() == saved
         with pytest.raises(urllib.error.HTTPError) as missing:

@@ -109,14 +109,13 @@ def assert_pdb_gate(kops_world, kplay, would_roll, old, tmp_path):
     policy.delete_namespaced_pod_disruption_budget("web", "shop")
 
 
-def test_drain_and_terminate_false_is_skipped_and_left_out(kops_world, kplay):
+def test_drain_and_terminate_false_is_skipped_and_left_out(applied_cluster, cluster_play):
     """Issue 16 item 11: a group with rollingUpdate.drainAndTerminate: false that needs an update is reported as
     skipped with the reason; with nothing else to roll the run makes no --yes call and takes no lock; another group
     that needs an update rolls alone (--instance-group), the skipped group's instances untouched (kops would detach
     a surge instance of it before reading the setting, pkg/instancegroups/instancegroups.go:146-240). Variant: the
     setting in the cluster spec, a group that sets true itself rolls."""
-    created = kplay([{"name": "c", "kopsible.kops.kops_cluster": kops_world.cluster_options(apply=True)}]).result("c")
-    assert not created.get("failed"), created.get("msg")
+    kops_world, kplay = applied_cluster, cluster_play  # the guide's HA cluster, applied (tests/conftest.py)
 
     def group(name, **options):
         task = {"name": "g", "kopsible.kops.kops_instancegroup": dict(cluster=CLUSTER, name=name, apply=True, **options)}

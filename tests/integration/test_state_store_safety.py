@@ -178,13 +178,12 @@ def test_versioning_off_is_a_warning(kops_world, kplay):
     assert s3.list_objects_v2(Bucket="kopsible-plain").get("KeyCount") == 0
 
 
-def test_concurrent_runs_on_one_cluster_both_succeed(kops_world, kplay):
+def test_concurrent_runs_on_one_cluster_both_succeed(applied_cluster, cluster_play):
     """Issue 16 item 15: two playbooks at once on one cluster, one changing cloud_labels with kops_cluster, the other
     scaling an InstanceGroup with kops_instancegroup, both apply: true. A lock held by the test until both have read
     the spec makes them meet: the one that waits re-reads the spec under the lock, plans again on it and applies;
     both succeed, the end state holds both changes, a third identical run is changed=false."""
-    created = kplay([{"name": "c", "kopsible.kops.kops_cluster": kops_world.cluster_options(apply=True)}]).result("c")
-    assert not created.get("failed"), created.get("msg")
+    kops_world, kplay = applied_cluster, cluster_play  # the guide's HA cluster, applied (tests/conftest.py)
     s3 = kops_world.emulator.client("s3")
     holder = {"owner": "the test, until both runs have read the spec", "token": "test", "since": "2026-12-01T00:00:00Z"}
     s3.put_object(Bucket=BUCKET, Key=LOCK_KEY, Body=json.dumps(holder).encode())
