@@ -87,8 +87,8 @@ def test_create_apply_builds_ha_cluster_then_second_run_is_a_noop(kops_world, kp
     assert kops_world.store() == store
 
 
-def test_converge_version_and_labels_and_version_rules(kops_world, kplay):
-    assert not kplay([cluster_task(**kops_world.cluster_options(apply=True))]).result("cluster").get("failed")
+def test_converge_version_and_labels_and_version_rules(applied_cluster, cluster_play):
+    kops_world, kplay = applied_cluster, cluster_play  # the guide's HA cluster, applied (tests/conftest.py)
     before = kops_world.emulator.snapshot()
     run = kplay([
         cluster_task("skip", name=CLUSTER, kubernetes_version="1.36.0"),
@@ -182,8 +182,8 @@ def test_check_mode_egress_and_creation_options_write_nothing(kops_world, kplay)
     assert kops_world.store() == store == {}
 
 
-def test_delete_leaves_only_ns_and_soa(kops_world, kplay):
-    assert not kplay([cluster_task(**kops_world.cluster_options(apply=True))]).result("cluster").get("failed")
+def test_delete_leaves_only_ns_and_soa(applied_cluster, cluster_play):
+    kops_world, kplay = applied_cluster, cluster_play  # the guide's HA cluster, applied (tests/conftest.py)
     state = kops_world.emulator.snapshot()
     preview = kplay([cluster_task(name=CLUSTER, state="absent")], check=True).result("cluster")
     assert preview["changed"] is True and any(r["type"] == "vpc" for r in preview["deleted_resources"])
