@@ -92,7 +92,6 @@ def _copy_backends(entries):
     import threading
 
     from moto.core.base_backend import BackendDict
-
     from moto.ec2.models.security_groups import SecurityGroupRule
     from moto.s3.utils import _VersionedKeyStore
 
@@ -129,9 +128,9 @@ def _copy_backends(entries):
 def saved_states(request, full_url, headers):
     """``POST /moto-api/kopsible/state?save=NAME``, ``?restore=NAME`` and ``?drop=NAME``: keep a copy of every
     backend (the whole emulator's state) under NAME, make the emulator's state that copy again (the backends made
-    since are dropped, as by a reset), or forget the copy. An emulator extension (not an AWS API) for tests that start many times from one state,
-    e.g. an applied cluster: restoring takes a fraction of a second where making the state again with kops takes
-    many. Answers ``{"saved"|"restored": NAME, "backends": N}``; 404 for a name never saved."""
+    since are dropped, as by a reset), or forget the copy. An emulator extension (not an AWS API) for tests that
+    start many times from one state, e.g. an applied cluster: restoring takes a fraction of a second where making
+    the state again with kops takes many. Answers ``{"saved"|"restored": NAME, "backends": N}``; 404 for a name never saved."""
     import json
     import urllib.parse
 
