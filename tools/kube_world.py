@@ -34,8 +34,19 @@ def main(argv=None):
 
     from kubeworld.world import KubeWorld
 
+    import threading
+
+    clients, lock = {}, threading.Lock()
+
     def aws(service, region=None):
-        return boto3.session.Session().client(service, endpoint_url=args.emulator_url, region_name=region or args.region)
+        # One client per service and region, made once: the node agents and the watch loop call this several times a
+        # second, and making a client (a Session, its JSON service models) was 78 % of this process's CPU (py-spy).
+        # boto3 clients are thread-safe; the Session they are made from is not, hence the lock.
+        key = (service, region or args.region)
+        with lock:
+            if key not in clients:
+                clients[key] = boto3.session.Session().client(service, endpoint_url=args.emulator_url, region_name=key[1])
+            return clients[key]
 
     world = KubeWorld(aws, args.prefix, args.state_dir)
     signal.signal(signal.SIGTERM, lambda *a: world.stopping.set())
