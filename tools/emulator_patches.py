@@ -626,7 +626,7 @@ def aws_managed_policies_built_when_read():
     """
     from moto.iam.models import IAMBackend
 
-    build = IAMBackend._init_aws_policies
+    build, index = IAMBackend._init_aws_policies, IAMBackend._init_managed_policies  # moto's own, called when first read
     built = {}
     lazy = object()
 
@@ -666,4 +666,4 @@ def aws_managed_policies_built_when_read():
     IAMBackend._init_aws_policies = lambda self: lazy
     IAMBackend._init_managed_policies = lambda self: lazy
     IAMBackend.aws_managed_policies = lazy_attribute("aws_managed_policies", aws_policies)
-    IAMBackend.managed_policies = lazy_attribute("managed_policies", lambda self: {p.arn: p for p in self.aws_managed_policies})
+    IAMBackend.managed_policies = lazy_attribute("managed_policies", index)

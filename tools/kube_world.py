@@ -15,6 +15,7 @@ import argparse
 import os
 import signal
 import sys
+import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -33,8 +34,6 @@ def main(argv=None):
     import boto3
 
     from kubeworld.world import KubeWorld
-
-    import threading
 
     clients, lock = {}, threading.Lock()
 
