@@ -10,7 +10,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.cache/collections
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/.cache/bin:$(PATH)
 
-.PHONY: all setup venv collection kops kube sysdeps demo sandbox sandbox-stop test test-unit test-integration molecule bench lint clean
+.PHONY: all setup venv collection kops kube sysdeps demo sandbox sandbox-stop test test-unit test-integration molecule bench lint format clean
 
 all: test
 
@@ -75,8 +75,13 @@ test-unit: venv collection
 test-integration: setup
 	$(PY) -m pytest tests/integration
 
+# ansible-lint, ansible-test sanity and ruff (pyproject.toml); `make format` applies ruff's formatting and safe fixes.
 lint: venv collection
 	$(PY) -m pytest tests/unit/test_lint.py
+
+format: venv
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
 
 # Benchmarks (not part of `make test`): writes docs/benchmarks.md and out/bench.json. --with-dns adds the
 # lifecycle with Route53 delegation (binds 127.0.0.1:53, as the tests do); BENCH_ARGS adds or overrides options.

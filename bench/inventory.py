@@ -25,6 +25,7 @@ Prints one JSON line per (mode, size, workers): ``{"mode", "clusters", "median_s
     .venv/bin/python bench/inventory.py [--sizes 1,10,100,500] [--runs 5] [--workers 16]
                                         [--backend moto|rclone] [--latency-ms 0]
 """
+
 import argparse
 import json
 import os
@@ -83,8 +84,10 @@ def ssh_key(tmp):
 def write_config(tmp, size, workers):
     path = os.path.join(tmp, "bench%d.kops.yml" % size)
     with open(path, "w") as handle:
-        handle.write("plugin: kopsible.kops.kops\nstate_stores: [s3://kopsible-bench-%d]\nmax_workers: %d\n"
-                     "keyed_groups:\n  - key: cloud_labels.environment\n    prefix: env\n" % (size, workers))
+        handle.write(
+            "plugin: kopsible.kops.kops\nstate_stores: [s3://kopsible-bench-%d]\nmax_workers: %d\n"
+            "keyed_groups:\n  - key: cloud_labels.environment\n    prefix: env\n" % (size, workers)
+        )
     return path
 
 
@@ -106,8 +109,13 @@ def in_process(path, size, counter):
 def subprocess_run(path, size, emulator):
     """One ``ansible-inventory --list``; returns seconds. Fails unless it listed ``size`` hosts."""
     start = time.perf_counter()
-    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-inventory"), "-i", path, "--list"],
-                          capture_output=True, text=True, env=ansible_env(emulator), timeout=900)
+    proc = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "ansible-inventory"), "-i", path, "--list"],
+        capture_output=True,
+        text=True,
+        env=ansible_env(emulator),
+        timeout=900,
+    )
     seconds = time.perf_counter() - start
     hosts = json.loads(proc.stdout or "{}").get("_meta", {}).get("hostvars", {}) if proc.returncode == 0 else {}
     if len(hosts) != size:
@@ -148,9 +156,22 @@ class RcloneS3:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
         self.url = "http://127.0.0.1:%d" % self.port
-        self.proc = subprocess.Popen([rclone_binary(), "serve", "s3", "--addr", "127.0.0.1:%d" % self.port,
-                                      "--auth-key", "%s,%s" % (ACCESS_KEY, SECRET_KEY), "--config", "/dev/null", root],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [
+                rclone_binary(),
+                "serve",
+                "s3",
+                "--addr",
+                "127.0.0.1:%d" % self.port,
+                "--auth-key",
+                "%s,%s" % (ACCESS_KEY, SECRET_KEY),
+                "--config",
+                "/dev/null",
+                root,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
@@ -158,7 +179,7 @@ class RcloneS3:
                 return
             except OSError:
                 if self.proc.poll() is not None:
-                    raise SystemExit("rclone serve s3 exited: %s" % self.proc.stderr.read().decode()[-2000:])
+                    raise SystemExit("rclone serve s3 exited: %s" % self.proc.stderr.read().decode()[-2000:]) from None
                 time.sleep(0.1)
         raise SystemExit("rclone serve s3 did not listen on %s" % self.url)
 
@@ -173,9 +194,11 @@ class LatencyProxy:
 
     def __init__(self, upstream, latency_ms, tmp):
         port_file = os.path.join(tmp, "latency-proxy.url")
-        self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "tools", "fault_proxy.py"), "--upstream", upstream,
-                                      "--latency-ms", str(latency_ms), "--port-file", port_file],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.join(ROOT, "tools", "fault_proxy.py"), "--upstream", upstream, "--latency-ms", str(latency_ms), "--port-file", port_file],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         deadline = time.time() + 30
         while not os.path.exists(port_file):
             if self.proc.poll() is not None or time.time() > deadline:
@@ -195,8 +218,7 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--subprocess-runs", type=int, default=3)
     parser.add_argument("--workers", type=int, default=16)
-    parser.add_argument("--compare-workers", type=int, default=1,
-                        help="also time this pool size in-process (1 = the sequential reader), 0 to skip")
+    parser.add_argument("--compare-workers", type=int, default=1, help="also time this pool size in-process (1 = the sequential reader), 0 to skip")
     parser.add_argument("--compare-sizes", default="10,100")
     parser.add_argument("--compare-runs", type=int, default=2)
     parser.add_argument("--backend", choices=["moto", "rclone"], default="moto")
@@ -245,9 +267,20 @@ def measure(args, sizes, tmp, counter, target):
         path = write_config(tmp, size, args.workers)
         report_in_process(path, size, args.workers, args.runs, counter)
         timings = [subprocess_run(path, size, target) for _ in range(args.subprocess_runs)]
-        print(json.dumps({"mode": "subprocess", "clusters": size, "median_s": round(statistics.median(timings), 3),
-                          "min_s": round(min(timings), 3), "runs": args.subprocess_runs,
-                          "s3_requests": None, "workers": args.workers}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "mode": "subprocess",
+                    "clusters": size,
+                    "median_s": round(statistics.median(timings), 3),
+                    "min_s": round(min(timings), 3),
+                    "runs": args.subprocess_runs,
+                    "s3_requests": None,
+                    "workers": args.workers,
+                }
+            ),
+            flush=True,
+        )
     if args.compare_workers:
         for size in [int(s) for s in args.compare_sizes.split(",") if int(s) in sizes]:
             path = write_config(tmp, size, args.compare_workers)
@@ -261,10 +294,20 @@ def report_in_process(path, size, workers, runs, counter):
         seconds, sent = in_process(path, size, counter)
         timings.append(seconds)
         requests.add(sent)
-    print(json.dumps({"mode": "in-process", "clusters": size, "median_s": round(statistics.median(timings), 3),
-                      "min_s": round(min(timings), 3), "runs": runs,
-                      "s3_requests": sorted(requests)[0] if len(requests) == 1 else sorted(requests),
-                      "workers": workers}), flush=True)
+    print(
+        json.dumps(
+            {
+                "mode": "in-process",
+                "clusters": size,
+                "median_s": round(statistics.median(timings), 3),
+                "min_s": round(min(timings), 3),
+                "runs": runs,
+                "s3_requests": sorted(requests)[0] if len(requests) == 1 else sorted(requests),
+                "workers": workers,
+            }
+        ),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ never binds port 53 unless ``--with-dns`` is given.
     .venv/bin/python bench/run.py [--runs 3] [--lifecycle-runs 2] [--sections noop,overhead,lifecycle,inventory]
                                   [--inventory-sizes 1,10,100,500] [--with-dns]
 """
+
 import argparse
 import datetime
 import itertools
@@ -117,8 +118,7 @@ class Bench:
         with open(self.ssh_key_path) as handle:
             self.ssh_key = handle.read().strip()
         self.kubeconfig = os.path.join(tmp, "kubeconfig")
-        self.kops_env = {"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest",
-                         "KUBECONFIG": self.kubeconfig}
+        self.kops_env = {"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest", "KUBECONFIG": self.kubeconfig}
         self.kops = {"kops_binary": kops_binary(), "kops_env": self.kops_env, "state_store": "s3://" + STORE_BUCKET}
 
     def start(self):
@@ -149,9 +149,16 @@ class Bench:
             failed = [(n, r.get("msg")) for n, r in run.results if r.get("failed")]
             raise RuntimeError("module run failed: %s %s" % (failed, run.stderr[-2000:]))
         result = run.result() if run.results else {}
-        return {"seconds": round(seconds, 3), "task_seconds": task_seconds(run.stdout), "aws": aws,
-                "changed": result.get("changed"), "kops_invocations": result.get("kops_invocations"),
-                "kops_calls": len(result.get("kops_invocations") or []), "result": result, "run": run}
+        return {
+            "seconds": round(seconds, 3),
+            "task_seconds": task_seconds(run.stdout),
+            "aws": aws,
+            "changed": result.get("changed"),
+            "kops_invocations": result.get("kops_invocations"),
+            "kops_calls": len(result.get("kops_invocations") or []),
+            "result": result,
+            "run": run,
+        }
 
     def playbook(self, path, extra_vars, env=None):
         """Run an existing playbook against the proxy; returns a measurement dict."""
@@ -164,8 +171,7 @@ class Bench:
             failed = [(n, r.get("msg")) for n, r in run.results if r.get("failed")]
             raise RuntimeError("playbook %s failed: %s %s" % (path, failed, run.stderr[-2000:]))
         kops_calls = sum(len(r.get("kops_invocations") or []) for _, r in run.results)
-        return {"seconds": round(seconds, 3), "task_seconds": task_seconds(run.stdout), "aws": aws,
-                "kops_calls": kops_calls, "run": run}
+        return {"seconds": round(seconds, 3), "task_seconds": task_seconds(run.stdout), "aws": aws, "kops_calls": kops_calls, "run": run}
 
     def script_env(self, state_store="s3://" + STORE_BUCKET, extra=None):
         """What a person's shell has for the raw scripts: AWS settings for the proxy, kops' state store
@@ -190,8 +196,7 @@ class Bench:
 
     def kops_run(self, args, state_store="s3://" + STORE_BUCKET):
         """A kops command outside any measurement (set-up and clean-up)."""
-        proc = subprocess.run([kops_binary()] + args, env=self.script_env(state_store), capture_output=True, text=True,
-                              timeout=1800)
+        proc = subprocess.run([kops_binary()] + args, env=self.script_env(state_store), capture_output=True, text=True, timeout=1800)
         if proc.returncode != 0:
             raise RuntimeError("kops %s failed: %s" % (" ".join(args), proc.stderr[-2000:]))
         return proc.stdout
@@ -208,10 +213,19 @@ class Bench:
         return found
 
     def cluster_options(self, name, **overrides):
-        options = {"name": name, "zones": ["us-east-1a", "us-east-1b"], "control_plane_zones": ["us-east-1a"],
-                   "node_count": 2, "node_size": "t3.medium", "control_plane_size": "t3.medium",
-                   "kubernetes_version": K8S_FROM, "channel": "none", "image": UBUNTU_AMI,
-                   "ssh_public_key": self.ssh_key, "apply": True}
+        options = {
+            "name": name,
+            "zones": ["us-east-1a", "us-east-1b"],
+            "control_plane_zones": ["us-east-1a"],
+            "node_count": 2,
+            "node_size": "t3.medium",
+            "control_plane_size": "t3.medium",
+            "kubernetes_version": K8S_FROM,
+            "channel": "none",
+            "image": UBUNTU_AMI,
+            "ssh_public_key": self.ssh_key,
+            "apply": True,
+        }
         options.update(overrides)
         return options
 
@@ -219,7 +233,7 @@ class Bench:
 def task_seconds(stdout):
     """Seconds of each task of an ansible.posix.json run (list of (name, seconds)); [] when unreadable."""
     try:
-        data = json.loads(stdout[stdout.index("{"):])
+        data = json.loads(stdout[stdout.index("{") :])
     except ValueError:
         return []
     found = []
@@ -254,18 +268,23 @@ def log(message):
 
 # ------------------------------------------------------------------------------------ 1. no-op cost
 def noop_row(module, measurements, target, note=""):
-    return {"module": module, "runs": len(measurements),
-            "changed": sorted({bool(m["changed"]) for m in measurements}),
-            "kops_calls": median([m["kops_calls"] for m in measurements]),
-            "aws_total": median([m["aws"]["total"] for m in measurements]),
-            "aws_boto3": median([m["aws"]["boto3"] for m in measurements]),
-            "aws_kops": median([m["aws"]["kops"] for m in measurements]),
-            "seconds": median([m["seconds"] for m in measurements]),
-            "seconds_range": spread([m["seconds"] for m in measurements]),
-            "task_seconds": median([sum(s for _, s in m["task_seconds"]) for m in measurements]),
-            "kops_argv": [" ".join(c["argv"][1:4]) for c in (measurements[-1]["kops_invocations"] or [])],
-            "operations": measurements[-1]["aws"]["operations"], "target": target, "note": note,
-            "runs_s": [m["seconds"] for m in measurements]}
+    return {
+        "module": module,
+        "runs": len(measurements),
+        "changed": sorted({bool(m["changed"]) for m in measurements}),
+        "kops_calls": median([m["kops_calls"] for m in measurements]),
+        "aws_total": median([m["aws"]["total"] for m in measurements]),
+        "aws_boto3": median([m["aws"]["boto3"] for m in measurements]),
+        "aws_kops": median([m["aws"]["kops"] for m in measurements]),
+        "seconds": median([m["seconds"] for m in measurements]),
+        "seconds_range": spread([m["seconds"] for m in measurements]),
+        "task_seconds": median([sum(s for _, s in m["task_seconds"]) for m in measurements]),
+        "kops_argv": [" ".join(c["argv"][1:4]) for c in (measurements[-1]["kops_invocations"] or [])],
+        "operations": measurements[-1]["aws"]["operations"],
+        "target": target,
+        "note": note,
+        "runs_s": [m["seconds"] for m in measurements],
+    }
 
 
 def section_noop(bench, runs):
@@ -273,8 +292,7 @@ def section_noop(bench, runs):
     subdomain = {"kopsible.kops.route53_subdomain": {"name": "bench." + PARENT, "parent_zone": PARENT}}
     log("no-op: route53_subdomain (create once, then %d identical runs)" % runs)
     bench.module([subdomain], kops=False)
-    rows.append(noop_row("route53_subdomain", [bench.module([subdomain], kops=False) for _ in range(runs)],
-                         {"aws_total": 3}))
+    rows.append(noop_row("route53_subdomain", [bench.module([subdomain], kops=False) for _ in range(runs)], {"aws_total": 3}))
 
     # Not every name works on the emulator: kops names the kops-controller target group
     # "kops-controller-<name, dashed>" cut to 25 characters + "-" + hash; when the cut ends in "-" (e.g.
@@ -282,22 +300,37 @@ def section_noop(bench, runs):
     name = "bench1.k8s.local"
     log("no-op: kops_cluster (create %s with apply, then %d identical runs)" % (name, runs))
     created = bench.module([{"kopsible.kops.kops_cluster": bench.cluster_options(name)}])
-    rows.append(noop_row("kops_cluster", [bench.module([{"kopsible.kops.kops_cluster": bench.cluster_options(name)}])
-                                          for _ in range(runs)], {"kops_calls": 2}, "apply: true (get cluster, update dry run)"))
+    rows.append(
+        noop_row(
+            "kops_cluster",
+            [bench.module([{"kopsible.kops.kops_cluster": bench.cluster_options(name)}]) for _ in range(runs)],
+            {"kops_calls": 2},
+            "apply: true (get cluster, update dry run)",
+        )
+    )
     ig = {"cluster": name, "name": "nodes-us-east-1a", "min_size": 1, "max_size": 1}
     log("no-op: kops_instancegroup without and with apply")
-    rows.append(noop_row("kops_instancegroup", [bench.module([{"kopsible.kops.kops_instancegroup": ig}])
-                                                for _ in range(runs)], {"kops_calls": 1}, "apply: false"))
-    rows.append(noop_row("kops_instancegroup", [bench.module([{"kopsible.kops.kops_instancegroup": dict(ig, apply=True)}])
-                                                for _ in range(runs)], None, "apply: true (adds the update dry run)"))
+    rows.append(
+        noop_row("kops_instancegroup", [bench.module([{"kopsible.kops.kops_instancegroup": ig}]) for _ in range(runs)], {"kops_calls": 1}, "apply: false")
+    )
+    rows.append(
+        noop_row(
+            "kops_instancegroup",
+            [bench.module([{"kopsible.kops.kops_instancegroup": dict(ig, apply=True)}]) for _ in range(runs)],
+            None,
+            "apply: true (adds the update dry run)",
+        )
+    )
     log("no-op: rolling_update (cloudonly, nothing needs an update)")
     roll = {"kopsible.kops.rolling_update": {"cluster": name, "cloudonly": True}}
-    rows.append(noop_row("rolling_update", [bench.module([roll]) for _ in range(runs)], None,
-                         "cloudonly: true (kops rolling-update cluster without --yes lists the groups)"))
+    rows.append(
+        noop_row(
+            "rolling_update", [bench.module([roll]) for _ in range(runs)], None, "cloudonly: true (kops rolling-update cluster without --yes lists the groups)"
+        )
+    )
     for row in rows:
         row["meets_target"] = meets(row)
-    return {"rows": rows, "create_seconds": created["seconds"], "create_kops_calls": created["kops_calls"],
-            "create_aws": created["aws"]["total"]}
+    return {"rows": rows, "create_seconds": created["seconds"], "create_kops_calls": created["kops_calls"], "create_aws": created["aws"]["total"]}
 
 
 def meets(row):
@@ -317,20 +350,32 @@ def section_overhead(bench, runs):
     def module_scale(plan_before_apply):
         def run(i):
             size = next(sizes)
-            m = bench.module([{"kopsible.kops.kops_instancegroup": {
-                "cluster": name, "name": ig, "min_size": size, "max_size": size, "apply": True,
-                "plan_before_apply": plan_before_apply}}])
+            m = bench.module(
+                [
+                    {
+                        "kopsible.kops.kops_instancegroup": {
+                            "cluster": name,
+                            "name": ig,
+                            "min_size": size,
+                            "max_size": size,
+                            "apply": True,
+                            "plan_before_apply": plan_before_apply,
+                        }
+                    }
+                ]
+            )
             check_size(bench, name, asg, size, "kops_instancegroup")
             return m
+
         return run
 
     def raw_scale(preview):
         def run(i):
             size = next(sizes)
-            m = bench.script([os.path.join(BENCH, "raw_scale.sh"), name, ig, str(size)],
-                             dict(env, PREVIEW="1" if preview else "0"))
+            m = bench.script([os.path.join(BENCH, "raw_scale.sh"), name, ig, str(size)], dict(env, PREVIEW="1" if preview else "0"))
             check_size(bench, name, asg, size, "raw_scale.sh")
             return m
+
         return run
 
     rows = []
@@ -346,12 +391,26 @@ def section_overhead(bench, runs):
             blind_module, blind_raw = interleaved(runs, module_scale(False), raw_scale(False))
         finally:
             bench.proxy.configure(latency=0.0)
-        rows.append(overhead_row("scale one InstanceGroup by one: plan, then apply" + at, "kops_instancegroup (apply: true)",
-                                 "kops edit ig + kops update cluster + kops update cluster --yes (bench/raw_scale.sh, PREVIEW=1)",
-                                 planned_module, planned_raw, latency))
-        rows.append(overhead_row("scale one InstanceGroup by one: apply without a plan" + at,
-                                 "kops_instancegroup (apply: true, plan_before_apply: false)",
-                                 "kops edit ig + kops update cluster --yes (bench/raw_scale.sh)", blind_module, blind_raw, latency))
+        rows.append(
+            overhead_row(
+                "scale one InstanceGroup by one: plan, then apply" + at,
+                "kops_instancegroup (apply: true)",
+                "kops edit ig + kops update cluster + kops update cluster --yes (bench/raw_scale.sh, PREVIEW=1)",
+                planned_module,
+                planned_raw,
+                latency,
+            )
+        )
+        rows.append(
+            overhead_row(
+                "scale one InstanceGroup by one: apply without a plan" + at,
+                "kops_instancegroup (apply: true, plan_before_apply: false)",
+                "kops edit ig + kops update cluster --yes (bench/raw_scale.sh)",
+                blind_module,
+                blind_raw,
+                latency,
+            )
+        )
 
     def module_create(i):
         cluster = "om%d.k8s.local" % i
@@ -376,8 +435,15 @@ def section_overhead(bench, runs):
             create_module.append(module_create(i))
         for cluster in ("om%d.k8s.local" % i, "or%d.k8s.local" % i):
             bench.kops_run(["delete", "cluster", "--name", cluster, "--yes"])
-    rows.append(overhead_row("create a cluster and apply", "kops_cluster (apply: true)",
-                             "kops create cluster + kops update cluster --yes (bench/raw_create.sh)", create_module, create_raw))
+    rows.append(
+        overhead_row(
+            "create a cluster and apply",
+            "kops_cluster (apply: true)",
+            "kops create cluster + kops update cluster --yes (bench/raw_create.sh)",
+            create_module,
+            create_raw,
+        )
+    )
     return {"rows": rows}
 
 
@@ -396,19 +462,30 @@ def check_created(bench, cluster, who):
 def overhead_row(operation, module_side, raw_side, module_runs, raw_runs, latency=0.0):
     ratios = [m["seconds"] / r["seconds"] for m, r in zip(module_runs, raw_runs)]
     module_s, raw_s = median([m["seconds"] for m in module_runs]), median([r["seconds"] for r in raw_runs])
-    return {"operation": operation, "module": module_side, "raw": raw_side, "runs": len(module_runs), "latency": latency,
-            "module_seconds": module_s, "raw_seconds": raw_s, "module_range": spread([m["seconds"] for m in module_runs]),
-            "raw_range": spread([r["seconds"] for r in raw_runs]),
-            "module_task_seconds": median([sum(s for _, s in m["task_seconds"]) for m in module_runs]),
-            "ratio": round(module_s / raw_s, 3), "ratio_of_pairs": median(ratios),
-            "task_ratio": round(median([sum(s for _, s in m["task_seconds"]) for m in module_runs]) / raw_s, 3),
-            "module_kops_calls": median([m["kops_calls"] for m in module_runs]),
-            "module_kops_argv": [" ".join(c["argv"][1:4]) for c in (module_runs[-1]["kops_invocations"] or [])],
-            "module_kops_seconds": median([sum(c["seconds"] for c in m["kops_invocations"] or []) for m in module_runs]),
-            "module_kops_each": [[" ".join(c["argv"][1:4]), c["seconds"]] for c in module_runs[-1]["kops_invocations"] or []],
-            "module_aws": median([m["aws"]["total"] for m in module_runs]),
-            "raw_aws": median([r["aws"]["total"] for r in raw_runs]), "target": 1.15,
-            "module_runs_s": [m["seconds"] for m in module_runs], "raw_runs_s": [r["seconds"] for r in raw_runs]}
+    return {
+        "operation": operation,
+        "module": module_side,
+        "raw": raw_side,
+        "runs": len(module_runs),
+        "latency": latency,
+        "module_seconds": module_s,
+        "raw_seconds": raw_s,
+        "module_range": spread([m["seconds"] for m in module_runs]),
+        "raw_range": spread([r["seconds"] for r in raw_runs]),
+        "module_task_seconds": median([sum(s for _, s in m["task_seconds"]) for m in module_runs]),
+        "ratio": round(module_s / raw_s, 3),
+        "ratio_of_pairs": median(ratios),
+        "task_ratio": round(median([sum(s for _, s in m["task_seconds"]) for m in module_runs]) / raw_s, 3),
+        "module_kops_calls": median([m["kops_calls"] for m in module_runs]),
+        "module_kops_argv": [" ".join(c["argv"][1:4]) for c in (module_runs[-1]["kops_invocations"] or [])],
+        "module_kops_seconds": median([sum(c["seconds"] for c in m["kops_invocations"] or []) for m in module_runs]),
+        "module_kops_each": [[" ".join(c["argv"][1:4]), c["seconds"]] for c in module_runs[-1]["kops_invocations"] or []],
+        "module_aws": median([m["aws"]["total"] for m in module_runs]),
+        "raw_aws": median([r["aws"]["total"] for r in raw_runs]),
+        "target": 1.15,
+        "module_runs_s": [m["seconds"] for m in module_runs],
+        "raw_runs_s": [r["seconds"] for r in raw_runs],
+    }
 
 
 # ---------------------------------------------------------------------------------- 3. lifecycle
@@ -422,15 +499,29 @@ GOSSIP_PLAYBOOK = """---
 
 
 def lifecycle_vars(bench, bucket, cluster, extra=None):
-    variables = {"aws_endpoint_url": bench.proxy.url, "aws_region": "us-east-1", "state_store_bucket": bucket,
-                 "cluster_name": cluster, "cluster_dns_zone": "",
-                 "cluster_zones": ["us-east-1a", "us-east-1b", "us-east-1c"], "cluster_control_plane_zones": ["us-east-1a"],
-                 "cluster_node_count": 2, "cluster_kubernetes_version": K8S_FROM, "cluster_ssh_public_key": bench.ssh_key,
-                 "cluster_image": UBUNTU_AMI, "cluster_channel": "none", "kops_binary": kops_binary(),
-                 "kops_env": bench.kops_env,
-                 "scale_instance_groups": [{"name": "nodes-us-east-1c", "min_size": 1, "max_size": 1}],
-                 "upgrade_kubernetes_version": K8S_TO, "upgrade_cloudonly": True, "upgrade_validate": False,
-                 "upgrade_control_plane_interval": "1s", "upgrade_node_interval": "1s", "upgrade_bastion_interval": "1s"}
+    variables = {
+        "aws_endpoint_url": bench.proxy.url,
+        "aws_region": "us-east-1",
+        "state_store_bucket": bucket,
+        "cluster_name": cluster,
+        "cluster_dns_zone": "",
+        "cluster_zones": ["us-east-1a", "us-east-1b", "us-east-1c"],
+        "cluster_control_plane_zones": ["us-east-1a"],
+        "cluster_node_count": 2,
+        "cluster_kubernetes_version": K8S_FROM,
+        "cluster_ssh_public_key": bench.ssh_key,
+        "cluster_image": UBUNTU_AMI,
+        "cluster_channel": "none",
+        "kops_binary": kops_binary(),
+        "kops_env": bench.kops_env,
+        "scale_instance_groups": [{"name": "nodes-us-east-1c", "min_size": 1, "max_size": 1}],
+        "upgrade_kubernetes_version": K8S_TO,
+        "upgrade_cloudonly": True,
+        "upgrade_validate": False,
+        "upgrade_control_plane_interval": "1s",
+        "upgrade_node_interval": "1s",
+        "upgrade_bastion_interval": "1s",
+    }
     variables.update(extra or {})
     return variables
 
@@ -453,15 +544,13 @@ def section_lifecycle(bench, runs):
 
     def raw_side(i):
         cluster, bucket = "lr%d.k8s.local" % i, "kopsible-bench-lr%d" % i
-        m = bench.script([os.path.join(BENCH, "raw_lifecycle.sh")],
-                         bench.script_env("s3://" + bucket, {"NAME": cluster, "BUCKET": bucket}))
+        m = bench.script([os.path.join(BENCH, "raw_lifecycle.sh")], bench.script_env("s3://" + bucket, {"NAME": cluster, "BUCKET": bucket}))
         check_gone(bench, cluster, "raw_lifecycle.sh")
         return m
 
     log("lifecycle (gossip): playbooks vs raw_lifecycle.sh, %d runs each" % runs)
     module_runs, raw_runs = interleaved(runs, module_side, raw_side)
-    rows = [lifecycle_row("gossip cluster (no DNS): state store, create, scale, upgrade + roll, delete",
-                          module_runs, raw_runs)]
+    rows = [lifecycle_row("gossip cluster (no DNS): state store, create, scale, upgrade + roll, delete", module_runs, raw_runs)]
     result = {"rows": rows}
     if bench.args.with_dns:
         try:
@@ -475,6 +564,7 @@ def section_lifecycle(bench, runs):
 def lifecycle_with_dns(bench, runs):
     """playbooks/lifecycle.yml (Route53 delegation, DNS cluster) vs raw_lifecycle.sh with SUBDOMAIN; binds :53."""
     import yaml
+
     from harness.kops_env import KopsDNS, lifecycle_overrides, module_options
 
     with open(os.path.join(ROOT, "examples", "vars", "us-east-1-ha.yml")) as handle:
@@ -486,40 +576,56 @@ def lifecycle_with_dns(bench, runs):
             sub = "lm%d.%s" % (i, PARENT)
             extra = dict(example, **lifecycle_overrides(dns, bench.ssh_key))
             extra["kops_env"] = dict(extra["kops_env"], KUBECONFIG=bench.kubeconfig)
-            extra.update(subdomain=sub, cluster_dns_zone=sub, cluster_name="c." + sub, state_store_bucket="kopsible-dns-lm%d" % i,
-                         aws_endpoint_url=bench.proxy.url)
+            extra.update(
+                subdomain=sub, cluster_dns_zone=sub, cluster_name="c." + sub, state_store_bucket="kopsible-dns-lm%d" % i, aws_endpoint_url=bench.proxy.url
+            )
             return bench.playbook(os.path.join(ROOT, "playbooks", "lifecycle.yml"), extra)
 
         def raw_side(i):
             sub, bucket = "lr%d.%s" % (i, PARENT), "kopsible-dns-lr%d" % i
-            env = bench.script_env("s3://" + bucket, dict(options["kops_env"], KOPS=options["kops_binary"], NAME="c." + sub,
-                                                          BUCKET=bucket, SUBDOMAIN=sub, PARENT=PARENT, DNS_SERVER=dns.address,
-                                                          ZONES="us-east-1a,us-east-1b,us-east-1c",
-                                                          CONTROL_PLANE_ZONES="us-east-1a,us-east-1b,us-east-1c",
-                                                          KUBECONFIG=bench.kubeconfig))
+            env = bench.script_env(
+                "s3://" + bucket,
+                dict(
+                    options["kops_env"],
+                    KOPS=options["kops_binary"],
+                    NAME="c." + sub,
+                    BUCKET=bucket,
+                    SUBDOMAIN=sub,
+                    PARENT=PARENT,
+                    DNS_SERVER=dns.address,
+                    ZONES="us-east-1a,us-east-1b,us-east-1c",
+                    CONTROL_PLANE_ZONES="us-east-1a,us-east-1b,us-east-1c",
+                    KUBECONFIG=bench.kubeconfig,
+                ),
+            )
             return bench.script([os.path.join(BENCH, "raw_lifecycle.sh")], env)
 
         log("lifecycle (DNS): playbooks/lifecycle.yml vs raw_lifecycle.sh, %d runs each" % runs)
         module_runs, raw_runs = interleaved(runs, module_side, raw_side)
-    return lifecycle_row("playbooks/lifecycle.yml with Route53 delegation (examples/vars/us-east-1-ha.yml)",
-                         module_runs, raw_runs)
+    return lifecycle_row("playbooks/lifecycle.yml with Route53 delegation (examples/vars/us-east-1-ha.yml)", module_runs, raw_runs)
 
 
 def lifecycle_row(what, module_runs, raw_runs):
     module_s, raw_s = median([m["seconds"] for m in module_runs]), median([r["seconds"] for r in raw_runs])
-    return {"lifecycle": what, "runs": len(module_runs), "module_seconds": module_s, "raw_seconds": raw_s,
-            "module_range": spread([m["seconds"] for m in module_runs]), "raw_range": spread([r["seconds"] for r in raw_runs]),
-            "ratio": round(module_s / raw_s, 3),
-            "ratio_of_pairs": median([m["seconds"] / r["seconds"] for m, r in zip(module_runs, raw_runs)]),
-            "module_kops_calls": median([m["kops_calls"] for m in module_runs]),
-            "module_kops_seconds": median([sum(sum(c["seconds"] for c in r.get("kops_invocations") or [])
-                                               for _, r in m["run"].results) for m in module_runs]),
-            "module_aws": median([m["aws"]["total"] for m in module_runs]),
-            "module_aws_kops": median([m["aws"]["kops"] for m in module_runs]),
-            "raw_aws": median([r["aws"]["total"] for r in raw_runs]),
-            "raw_aws_kops": median([r["aws"]["kops"] for r in raw_runs]),
-            "slowest_tasks": slowest(module_runs[-1]["task_seconds"]),
-            "module_runs_s": [m["seconds"] for m in module_runs], "raw_runs_s": [r["seconds"] for r in raw_runs]}
+    return {
+        "lifecycle": what,
+        "runs": len(module_runs),
+        "module_seconds": module_s,
+        "raw_seconds": raw_s,
+        "module_range": spread([m["seconds"] for m in module_runs]),
+        "raw_range": spread([r["seconds"] for r in raw_runs]),
+        "ratio": round(module_s / raw_s, 3),
+        "ratio_of_pairs": median([m["seconds"] / r["seconds"] for m, r in zip(module_runs, raw_runs)]),
+        "module_kops_calls": median([m["kops_calls"] for m in module_runs]),
+        "module_kops_seconds": median([sum(sum(c["seconds"] for c in r.get("kops_invocations") or []) for _, r in m["run"].results) for m in module_runs]),
+        "module_aws": median([m["aws"]["total"] for m in module_runs]),
+        "module_aws_kops": median([m["aws"]["kops"] for m in module_runs]),
+        "raw_aws": median([r["aws"]["total"] for r in raw_runs]),
+        "raw_aws_kops": median([r["aws"]["kops"] for r in raw_runs]),
+        "slowest_tasks": slowest(module_runs[-1]["task_seconds"]),
+        "module_runs_s": [m["seconds"] for m in module_runs],
+        "raw_runs_s": [r["seconds"] for r in raw_runs],
+    }
 
 
 def slowest(tasks, count=6):
@@ -540,9 +646,20 @@ def section_inventory(args):
     for backend, latency, chosen, runs in plans:
         if not chosen:
             continue
-        cmd = [sys.executable, os.path.join(BENCH, "inventory.py"), "--sizes", ",".join(map(str, chosen)),
-               "--runs", str(runs), "--subprocess-runs", str(args.inventory_subprocess_runs),
-               "--backend", backend, "--latency-ms", str(latency)]
+        cmd = [
+            sys.executable,
+            os.path.join(BENCH, "inventory.py"),
+            "--sizes",
+            ",".join(map(str, chosen)),
+            "--runs",
+            str(runs),
+            "--subprocess-runs",
+            str(args.inventory_subprocess_runs),
+            "--backend",
+            backend,
+            "--latency-ms",
+            str(latency),
+        ]
         log("inventory: %s" % " ".join(cmd[1:]))
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=3600)
         if proc.returncode != 0:
@@ -562,8 +679,7 @@ def section_inventory(args):
             if (mode, 100) in by and (mode, 500) in by:
                 growth["%s %s 500/100" % (backend, mode)] = round(by[(mode, 500)]["median_s"] / by[(mode, 100)]["median_s"], 2)
     best = min([v for k, v in growth.items() if k.endswith("in-process 100/10")] or [99])
-    return {"rows": rows, "built": built, "growth": growth, "seconds": round(time.perf_counter() - start, 1),
-            "meets_target": best <= 2.0}
+    return {"rows": rows, "built": built, "growth": growth, "seconds": round(time.perf_counter() - start, 1), "meets_target": best <= 2.0}
 
 
 # ---------------------------------------------------------------------------------- report
@@ -590,11 +706,19 @@ def machine():
     import boto3
     import moto
 
-    return {"host": platform.node(), "os": "%s %s" % (platform.system(), platform.release()), "cpu": cpu,
-            "cpus": os.cpu_count(), "memory": memory, "python": platform.python_version(),
-            "kops": out([kops_binary(), "version", "--short"]) or out([kops_binary(), "version"]),
-            "moto": moto.__version__, "boto3": boto3.__version__, "aws_cli": out(["aws", "--version"]).split(" ")[0],
-            "ansible_core": __import__("ansible.release", fromlist=["__version__"]).__version__}
+    return {
+        "host": platform.node(),
+        "os": "%s %s" % (platform.system(), platform.release()),
+        "cpu": cpu,
+        "cpus": os.cpu_count(),
+        "memory": memory,
+        "python": platform.python_version(),
+        "kops": out([kops_binary(), "version", "--short"]) or out([kops_binary(), "version"]),
+        "moto": moto.__version__,
+        "boto3": boto3.__version__,
+        "aws_cli": out(["aws", "--version"]).split(" ")[0],
+        "ansible_core": __import__("ansible.release", fromlist=["__version__"]).__version__,
+    }
 
 
 def commit():
@@ -602,8 +726,7 @@ def commit():
         return subprocess.run(["git"] + list(args), capture_output=True, text=True, cwd=ROOT).stdout.strip()
 
     dirty = git("status", "--porcelain", "--untracked-files=no", "--", "plugins", "roles", "playbooks")
-    return {"sha": git("rev-parse", "HEAD"), "subject": git("log", "-1", "--format=%s"),
-            "dirty": bool(dirty)}
+    return {"sha": git("rev-parse", "HEAD"), "subject": git("log", "-1", "--format=%s"), "dirty": bool(dirty)}
 
 
 def fmt(value, digits=1):
@@ -619,35 +742,46 @@ def ok(flag):
 
 
 def render(data):
-    lines = ["# Benchmarks", "",
-             "Written by `make bench` (`bench/run.py`); every number below comes from the run described here. "
-             "Raw data of every run: `out/bench.json`.", ""]
+    lines = [
+        "# Benchmarks",
+        "",
+        "Written by `make bench` (`bench/run.py`); every number below comes from the run described here. Raw data of every run: `out/bench.json`.",
+        "",
+    ]
     c, m = data["commit"], data["machine"]
-    lines += ["| | |", "|---|---|",
-              "| commit | `%s`%s (%s) |" % (c["sha"][:12], " + uncommitted changes in plugins/roles/playbooks" if c["dirty"] else "", c["subject"]),
-              "| date | %s (total %s s) |" % (data["date"], fmt(data["total_seconds"], 0)),
-              "| machine | %s, %s, %s CPUs (%s), %s RAM |" % (m["host"], m["os"], m["cpus"], m["cpu"], m["memory"]),
-              "| load average | %s at the start, %s at the end (other processes shared the CPUs) |" % (
-                  data["load_start"], data["load_end"]),
-              "| software | kops %s, Python %s, ansible-core %s, moto %s, boto3 %s, %s |" % (
-                  m["kops"].replace("Client version: ", ""), m["python"], m["ansible_core"], m["moto"], m["boto3"], m["aws_cli"]),
-              "| repetitions | %d per figure (lifecycle: %d); figures are medians, ranges are min-max |" % (
-                  data["runs"], data["lifecycle_runs"]), ""]
-    lines += ["How things are counted:", "",
-              "- **AWS requests**: every HTTP request to the emulator passes a counting proxy "
-              "(`tools/fault_proxy.py` with no faults); `bench/run.py` tags each by its `User-Agent`: kops (Go SDK), "
-              "boto3 (the modules' own calls) or the aws CLI. Retries count once per attempt. S3 requests of kops' "
-              "state store (`S3_ENDPOINT`) are included.",
-              "- **kops calls**: the modules' `kops_invocations`.",
-              "- **wall**: one whole `ansible-playbook` run (Ansible start-up, module transfer and the module) or one "
-              "whole shell script; **task**: the module task alone (from the `ansible.posix.json` callback).",
-              "- Kops clusters are gossip clusters (`*.k8s.local`, no DNS server needed): 1 control plane in "
-              "us-east-1a, workers in us-east-1a/b, instances `t3.medium`, Kubernetes %s, channel `none`, "
-              "run on the emulator with the offline settings of docs/emulator.md." % K8S_FROM, ""]
-    for name, title, func in (("noop", "1. No-op cost per module", render_noop),
-                              ("overhead", "2. Overhead over raw kops", render_overhead),
-                              ("lifecycle", "3. Lifecycle", lambda d: render_lifecycle(d, data)),
-                              ("inventory", "4. Fleet inventory", render_inventory)):
+    lines += [
+        "| | |",
+        "|---|---|",
+        "| commit | `%s`%s (%s) |" % (c["sha"][:12], " + uncommitted changes in plugins/roles/playbooks" if c["dirty"] else "", c["subject"]),
+        "| date | %s (total %s s) |" % (data["date"], fmt(data["total_seconds"], 0)),
+        "| machine | %s, %s, %s CPUs (%s), %s RAM |" % (m["host"], m["os"], m["cpus"], m["cpu"], m["memory"]),
+        "| load average | %s at the start, %s at the end (other processes shared the CPUs) |" % (data["load_start"], data["load_end"]),
+        "| software | kops %s, Python %s, ansible-core %s, moto %s, boto3 %s, %s |"
+        % (m["kops"].replace("Client version: ", ""), m["python"], m["ansible_core"], m["moto"], m["boto3"], m["aws_cli"]),
+        "| repetitions | %d per figure (lifecycle: %d); figures are medians, ranges are min-max |" % (data["runs"], data["lifecycle_runs"]),
+        "",
+    ]
+    lines += [
+        "How things are counted:",
+        "",
+        "- **AWS requests**: every HTTP request to the emulator passes a counting proxy "
+        "(`tools/fault_proxy.py` with no faults); `bench/run.py` tags each by its `User-Agent`: kops (Go SDK), "
+        "boto3 (the modules' own calls) or the aws CLI. Retries count once per attempt. S3 requests of kops' "
+        "state store (`S3_ENDPOINT`) are included.",
+        "- **kops calls**: the modules' `kops_invocations`.",
+        "- **wall**: one whole `ansible-playbook` run (Ansible start-up, module transfer and the module) or one "
+        "whole shell script; **task**: the module task alone (from the `ansible.posix.json` callback).",
+        "- Kops clusters are gossip clusters (`*.k8s.local`, no DNS server needed): 1 control plane in "
+        "us-east-1a, workers in us-east-1a/b, instances `t3.medium`, Kubernetes %s, channel `none`, "
+        "run on the emulator with the offline settings of docs/emulator.md." % K8S_FROM,
+        "",
+    ]
+    for name, title, func in (
+        ("noop", "1. No-op cost per module", render_noop),
+        ("overhead", "2. Overhead over raw kops", render_overhead),
+        ("lifecycle", "3. Lifecycle", lambda d: render_lifecycle(d, data)),
+        ("inventory", "4. Fleet inventory", render_inventory),
+    ):
         if name in data and "error" in data[name]:
             lines += ["## " + title, "", "This section failed in this run:", "", "```", data[name]["error"], "```", ""]
         elif name in data:
@@ -657,102 +791,173 @@ def render(data):
 
 
 def render_noop(noop):
-    lines = ["## 1. No-op cost per module", "",
-             "A run identical to the one before (nothing to change): `changed` must be false.", "",
-             "| module | options | changed | kops calls | AWS requests (module + kops) | wall s (range) | task s | target | met |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## 1. No-op cost per module",
+        "",
+        "A run identical to the one before (nothing to change): `changed` must be false.",
+        "",
+        "| module | options | changed | kops calls | AWS requests (module + kops) | wall s (range) | task s | target | met |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in noop["rows"]:
-        target = ", ".join("%s <= %s" % ("AWS requests" if k == "aws_total" else "kops calls", v)
-                           for k, v in (r["target"] or {}).items()) or "-"
-        lines.append("| %s | %s | %s | %s | %s (%s + %s) | %s (%s) | %s | %s | %s |" % (
-            r["module"], r["note"] or "-", "/".join(str(x).lower() for x in r["changed"]), fmt(r["kops_calls"], 0),
-            fmt(r["aws_total"], 0), fmt(r["aws_boto3"], 0), fmt(r["aws_kops"], 0), fmt(r["seconds"]), r["seconds_range"],
-            fmt(r["task_seconds"]), target, ok(r["meets_target"])))
+        target = ", ".join("%s <= %s" % ("AWS requests" if k == "aws_total" else "kops calls", v) for k, v in (r["target"] or {}).items()) or "-"
+        lines.append(
+            "| %s | %s | %s | %s | %s (%s + %s) | %s (%s) | %s | %s | %s |"
+            % (
+                r["module"],
+                r["note"] or "-",
+                "/".join(str(x).lower() for x in r["changed"]),
+                fmt(r["kops_calls"], 0),
+                fmt(r["aws_total"], 0),
+                fmt(r["aws_boto3"], 0),
+                fmt(r["aws_kops"], 0),
+                fmt(r["seconds"]),
+                r["seconds_range"],
+                fmt(r["task_seconds"]),
+                target,
+                ok(r["meets_target"]),
+            )
+        )
     lines += ["", "kops commands of the last run, and the AWS requests of `route53_subdomain`:", ""]
     for r in noop["rows"]:
         lines.append("- %s (%s): %s" % (r["module"], r["note"] or "-", "; ".join("`kops %s`" % a for a in r["kops_argv"]) or "none"))
     route = noop["rows"][0]
     lines.append("- route53_subdomain requests: %s" % ", ".join("%s x%d" % (k.split(" ", 1)[1], v) for k, v in route["operations"].items()))
-    lines += ["", "For scale: creating the cluster with apply took %s s, %s kops calls and %s AWS requests." % (
-        fmt(noop["create_seconds"]), noop["create_kops_calls"], noop["create_aws"]), ""]
+    lines += [
+        "",
+        "For scale: creating the cluster with apply took %s s, %s kops calls and %s AWS requests."
+        % (fmt(noop["create_seconds"]), noop["create_kops_calls"], noop["create_aws"]),
+        "",
+    ]
     return lines
 
 
 def render_overhead(overhead):
-    lines = ["## 2. Overhead over raw kops", "",
-             "The same operation through the module (one `ansible-playbook` run) and as the raw kops commands "
-             "of the kOps guide in a shell script, interleaved. Ratio = median module wall / median raw wall. "
-             "Each scale row pairs like with like: the module's default plans before it applies, as the guide's "
-             "preview (`kops update cluster`) then `--yes` does; with `plan_before_apply: false` it applies "
-             "without the dry run, as a script that runs `--yes` alone. Rows \"at N ms per AWS request\" run "
-             "through the counting proxy with that wait added to every AWS request (both sides alike): the "
-             "emulator on loopback answers in a few milliseconds, AWS in tens. **Outside kops** is the module "
-             "wall minus the time its kops commands ran: Ansible's start-up and task dispatch, Python imports, "
-             "the boto3 client and the state-store guard.", "",
-             "| operation | module | raw | module wall s (range) | raw wall s (range) | ratio | module task / raw "
-             "| outside kops s | target | met |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "## 2. Overhead over raw kops",
+        "",
+        "The same operation through the module (one `ansible-playbook` run) and as the raw kops commands "
+        "of the kOps guide in a shell script, interleaved. Ratio = median module wall / median raw wall. "
+        "Each scale row pairs like with like: the module's default plans before it applies, as the guide's "
+        "preview (`kops update cluster`) then `--yes` does; with `plan_before_apply: false` it applies "
+        'without the dry run, as a script that runs `--yes` alone. Rows "at N ms per AWS request" run '
+        "through the counting proxy with that wait added to every AWS request (both sides alike): the "
+        "emulator on loopback answers in a few milliseconds, AWS in tens. **Outside kops** is the module "
+        "wall minus the time its kops commands ran: Ansible's start-up and task dispatch, Python imports, "
+        "the boto3 client and the state-store guard.",
+        "",
+        "| operation | module | raw | module wall s (range) | raw wall s (range) | ratio | module task / raw | outside kops s | target | met |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in overhead["rows"]:
         outside = r["module_seconds"] - r["module_kops_seconds"] if r.get("module_kops_seconds") is not None else None
-        lines.append("| %s | %s | %s | %s (%s) | %s (%s) | %s | %s | %s | <= %s | %s |" % (
-            r["operation"], r["module"], r["raw"], fmt(r["module_seconds"]), r["module_range"], fmt(r["raw_seconds"]),
-            r["raw_range"], fmt(r["ratio"], 2), fmt(r["task_ratio"], 2), fmt(outside), r["target"],
-            ok(r["ratio"] <= r["target"])))
+        lines.append(
+            "| %s | %s | %s | %s (%s) | %s (%s) | %s | %s | %s | <= %s | %s |"
+            % (
+                r["operation"],
+                r["module"],
+                r["raw"],
+                fmt(r["module_seconds"]),
+                r["module_range"],
+                fmt(r["raw_seconds"]),
+                r["raw_range"],
+                fmt(r["ratio"], 2),
+                fmt(r["task_ratio"], 2),
+                fmt(outside),
+                r["target"],
+                ok(r["ratio"] <= r["target"]),
+            )
+        )
     lines += [""]
     for r in overhead["rows"]:
         each = r.get("module_kops_each") or [[a, None] for a in r["module_kops_argv"]]
-        lines.append("- %s: the module ran %s kops commands (%s), %s s of kops in total; AWS requests module %s, raw %s." % (
-            r["operation"], fmt(r["module_kops_calls"], 0),
-            "; ".join("`kops %s`%s" % (a, "" if t is None else " %.1f s" % t) for a, t in each),
-            fmt(r["module_kops_seconds"]), fmt(r["module_aws"], 0), fmt(r["raw_aws"], 0)))
+        lines.append(
+            "- %s: the module ran %s kops commands (%s), %s s of kops in total; AWS requests module %s, raw %s."
+            % (
+                r["operation"],
+                fmt(r["module_kops_calls"], 0),
+                "; ".join("`kops %s`%s" % (a, "" if t is None else " %.1f s" % t) for a, t in each),
+                fmt(r["module_kops_seconds"]),
+                fmt(r["module_aws"], 0),
+                fmt(r["raw_aws"], 0),
+            )
+        )
     outside = [r["module_seconds"] - r["module_kops_seconds"] for r in overhead["rows"] if r.get("module_kops_seconds")]
     if outside:
         fixed = statistics.median(outside)
-        lines += ["", "With a fixed %.1f s outside kops (median of the rows), a run meets 1.15 once the raw kops work "
-                      "takes %.0f s or more (fixed / 0.15)." % (fixed, fixed / 0.15)]
+        lines += [
+            "",
+            "With a fixed %.1f s outside kops (median of the rows), a run meets 1.15 once the raw kops work "
+            "takes %.0f s or more (fixed / 0.15)." % (fixed, fixed / 0.15),
+        ]
     return lines + [""]
 
 
 def render_lifecycle(lifecycle, data):
-    lines = ["## 3. Lifecycle", "",
-             "The kOps guide's steps through the playbooks vs the same steps as a shell script of aws and kops "
-             "commands (`bench/raw_lifecycle.sh`, aws CLI v1 for S3 and Route53), against the same emulator. "
-             "Gossip row: playbooks create_cluster, scale_cluster, upgrade_cluster and delete_cluster (the roles "
-             "state_store, cluster, instancegroups, upgrade) vs the script's `aws s3api` x4, `kops create cluster`, "
-             "`kops update cluster --yes`, `kops edit ig` + update, `kops edit cluster` + update + "
-             "`kops rolling-update cluster --cloudonly --yes`, `kops delete cluster --yes`; 1 control plane, workers "
-             "in us-east-1a/b/c (1/1/0), scale nodes-us-east-1c 0 -> 1, Kubernetes %s -> %s. The playbooks also "
-             "preview the upgrade (check-mode plan, PodDisruptionBudget listing) before applying it." % (K8S_FROM, K8S_TO), "",
-             "| lifecycle | playbooks wall s (range) | script wall s (range) | ratio | kops calls (playbooks) | AWS requests playbooks (kops) | AWS requests script (kops) |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "## 3. Lifecycle",
+        "",
+        "The kOps guide's steps through the playbooks vs the same steps as a shell script of aws and kops "
+        "commands (`bench/raw_lifecycle.sh`, aws CLI v1 for S3 and Route53), against the same emulator. "
+        "Gossip row: playbooks create_cluster, scale_cluster, upgrade_cluster and delete_cluster (the roles "
+        "state_store, cluster, instancegroups, upgrade) vs the script's `aws s3api` x4, `kops create cluster`, "
+        "`kops update cluster --yes`, `kops edit ig` + update, `kops edit cluster` + update + "
+        "`kops rolling-update cluster --cloudonly --yes`, `kops delete cluster --yes`; 1 control plane, workers "
+        "in us-east-1a/b/c (1/1/0), scale nodes-us-east-1c 0 -> 1, Kubernetes %s -> %s. The playbooks also "
+        "preview the upgrade (check-mode plan, PodDisruptionBudget listing) before applying it." % (K8S_FROM, K8S_TO),
+        "",
+        "| lifecycle | playbooks wall s (range) | script wall s (range) | ratio | kops calls (playbooks) "
+        "| AWS requests playbooks (kops) | AWS requests script (kops) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in lifecycle["rows"]:
-        lines.append("| %s | %s (%s) | %s (%s) | %s | %s | %s (%s) | %s (%s) |" % (
-            r["lifecycle"], fmt(r["module_seconds"]), r["module_range"], fmt(r["raw_seconds"]), r["raw_range"],
-            fmt(r["ratio"], 2), fmt(r["module_kops_calls"], 0), fmt(r["module_aws"], 0), fmt(r["module_aws_kops"], 0),
-            fmt(r["raw_aws"], 0), fmt(r["raw_aws_kops"], 0)))
+        lines.append(
+            "| %s | %s (%s) | %s (%s) | %s | %s | %s (%s) | %s (%s) |"
+            % (
+                r["lifecycle"],
+                fmt(r["module_seconds"]),
+                r["module_range"],
+                fmt(r["raw_seconds"]),
+                r["raw_range"],
+                fmt(r["ratio"], 2),
+                fmt(r["module_kops_calls"], 0),
+                fmt(r["module_aws"], 0),
+                fmt(r["module_aws_kops"], 0),
+                fmt(r["raw_aws"], 0),
+                fmt(r["raw_aws_kops"], 0),
+            )
+        )
     lines += [""]
     for r in lifecycle["rows"]:
-        lines.append("- %s: kops ran %s s of the playbooks' wall time; slowest tasks: %s." % (
-            r["lifecycle"].split(":")[0], fmt(r["module_kops_seconds"]),
-            ", ".join("%s %.1f s" % (n, s) for n, s in r["slowest_tasks"])))
+        lines.append(
+            "- %s: kops ran %s s of the playbooks' wall time; slowest tasks: %s."
+            % (r["lifecycle"].split(":")[0], fmt(r["module_kops_seconds"]), ", ".join("%s %.1f s" % (n, s) for n, s in r["slowest_tasks"]))
+        )
     if not data.get("with_dns"):
-        lines += ["", "The lifecycle with Route53 delegation (playbooks/lifecycle.yml) needs the emulator's DNS face on "
-                  "127.0.0.1:53; this run did not bind it. `bench/run.py --with-dns --sections lifecycle` adds that row."]
+        lines += [
+            "",
+            "The lifecycle with Route53 delegation (playbooks/lifecycle.yml) needs the emulator's DNS face on "
+            "127.0.0.1:53; this run did not bind it. `bench/run.py --with-dns --sections lifecycle` adds that row.",
+        ]
     if lifecycle.get("dns_error"):
         lines += ["", "The lifecycle with Route53 delegation failed in this run: `%s`" % lifecycle["dns_error"][-400:]]
     return lines + [""]
 
 
 def render_inventory(inventory):
-    lines = ["## 4. Fleet inventory", "",
-             "`bench/inventory.py`: state stores of N clusters (3 InstanceGroups each; one written by the real kops, "
-             "cloned), read by the `kopsible.kops.kops` inventory plugin. `in-process`: the plugin's parse in "
-             "Python (S3 requests counted with a botocore hook); `ansible-inventory`: `ansible-inventory --list` as "
-             "a user runs it. Backends: `moto` is the emulator (one Python process, one request at a time); "
-             "`rclone` is `rclone serve s3` (Go, answers in parallel) over a copy of the same stores, behind "
-             "tools/fault_proxy.py adding the stated wait to every request (a modelled S3 round trip).", "",
-             "| backend | clusters | in-process s (min) | S3 requests | ansible-inventory s | workers | in-process, 1 worker s |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "## 4. Fleet inventory",
+        "",
+        "`bench/inventory.py`: state stores of N clusters (3 InstanceGroups each; one written by the real kops, "
+        "cloned), read by the `kopsible.kops.kops` inventory plugin. `in-process`: the plugin's parse in "
+        "Python (S3 requests counted with a botocore hook); `ansible-inventory`: `ansible-inventory --list` as "
+        "a user runs it. Backends: `moto` is the emulator (one Python process, one request at a time); "
+        "`rclone` is `rclone serve s3` (Go, answers in parallel) over a copy of the same stores, behind "
+        "tools/fault_proxy.py adding the stated wait to every request (a modelled S3 round trip).",
+        "",
+        "| backend | clusters | in-process s (min) | S3 requests | ansible-inventory s | workers | in-process, 1 worker s |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for backend in ("moto", "rclone"):
         mine = [r for r in inventory["rows"] if r.get("backend", "moto") == backend]
         if not mine:
@@ -767,11 +972,25 @@ def render_inventory(inventory):
                 single[r["clusters"]] = r
         for size in sorted(by):
             ip, sp = by[size].get("in-process", {}), by[size].get("subprocess", {})
-            lines.append("| %s | %d | %s (%s) | %s | %s | %s | %s |" % (
-                label, size, fmt(ip.get("median_s"), 3), fmt(ip.get("min_s"), 3), ip.get("s3_requests", "-"),
-                fmt(sp.get("median_s"), 2), ip.get("workers", "-"), fmt(single.get(size, {}).get("median_s"), 3)))
-    lines += ["", "Growth: %s. Target: reads done concurrently, 100 clusters within 2x the time of 10 (in-process): %s." % (
-        ", ".join("%s = %.2fx" % (k, v) for k, v in inventory["growth"].items()), ok(inventory["meets_target"])), ""]
+            lines.append(
+                "| %s | %d | %s (%s) | %s | %s | %s | %s |"
+                % (
+                    label,
+                    size,
+                    fmt(ip.get("median_s"), 3),
+                    fmt(ip.get("min_s"), 3),
+                    ip.get("s3_requests", "-"),
+                    fmt(sp.get("median_s"), 2),
+                    ip.get("workers", "-"),
+                    fmt(single.get(size, {}).get("median_s"), 3),
+                )
+            )
+    lines += [
+        "",
+        "Growth: %s. Target: reads done concurrently, 100 clusters within 2x the time of 10 (in-process): %s."
+        % (", ".join("%s = %.2fx" % (k, v) for k, v in inventory["growth"].items()), ok(inventory["meets_target"])),
+        "",
+    ]
     return lines
 
 
@@ -787,7 +1006,7 @@ def findings():
             text = handle.read()
     except OSError:
         return []
-    return ["", text[text.index("## Findings"):].rstrip()] if "## Findings" in text else []
+    return ["", text[text.index("## Findings") :].rstrip()] if "## Findings" in text else []
 
 
 def loadavg():
@@ -817,17 +1036,23 @@ def main(argv=None):
     parser.add_argument("--lifecycle-runs", type=int, default=2, help="repetitions of each lifecycle side")
     parser.add_argument("--sections", default="noop,overhead,lifecycle,inventory")
     parser.add_argument("--inventory-sizes", default="1,10,100,500")
-    parser.add_argument("--inventory-latency-ms", type=float, default=50.0,
-                        help="inventory section: also read the stores from rclone serve s3 with this wait per request (0: not)")
-    parser.add_argument("--latency-ms", type=float, default=50.0,
-                        help="overhead section: also scale with this modelled AWS round trip per request (0: not)")
+    parser.add_argument(
+        "--inventory-latency-ms",
+        type=float,
+        default=50.0,
+        help="inventory section: also read the stores from rclone serve s3 with this wait per request (0: not)",
+    )
+    parser.add_argument("--latency-ms", type=float, default=50.0, help="overhead section: also scale with this modelled AWS round trip per request (0: not)")
     parser.add_argument("--inventory-subprocess-runs", type=int, default=1)
-    parser.add_argument("--with-dns", action=argparse.BooleanOptionalAction, default=False,
-                        help="also the lifecycle with Route53 delegation (binds 127.0.0.1:53; make bench passes it)")
+    parser.add_argument(
+        "--with-dns",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="also the lifecycle with Route53 delegation (binds 127.0.0.1:53; make bench passes it)",
+    )
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     parser.add_argument("--json", default=os.path.join(ROOT, "out", "bench.json"))
-    parser.add_argument("--render-only", action="store_true",
-                        help="measure nothing: rewrite --out from --json (e.g. after editing bench/README.md's findings)")
+    parser.add_argument("--render-only", action="store_true", help="measure nothing: rewrite --out from --json (e.g. after editing bench/README.md's findings)")
     args = parser.parse_args(argv)
     if args.render_only:
         with open(args.json) as handle:
@@ -839,9 +1064,15 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, _terminate)  # stop the emulator and the proxy on kill, too
     sections = args.sections.split(",")
     os.environ["ANSIBLE_COLLECTIONS_PATH"] = os.path.join(ROOT, ".cache", "collections")
-    data = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": commit(),
-            "machine": machine(), "runs": args.runs, "lifecycle_runs": args.lifecycle_runs, "with_dns": args.with_dns,
-            "load_start": loadavg()}
+    data = {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit(),
+        "machine": machine(),
+        "runs": args.runs,
+        "lifecycle_runs": args.lifecycle_runs,
+        "with_dns": args.with_dns,
+        "load_start": loadavg(),
+    }
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="kopsible-bench-") as tmp:
         bench = Bench(args, tmp)

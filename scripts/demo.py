@@ -6,6 +6,7 @@ zone a user already has, and runs playbooks/lifecycle.yml against it exactly as 
 examples/vars/us-east-1-ha.yml: only the endpoint, test credentials and the kops offline settings
 (tools/harness/kops_env.py) differ. Then prints what each step did, read back from the results.
 """
+
 import json
 import os
 import subprocess
@@ -17,8 +18,8 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 
 from harness.kops_env import lifecycle_overrides  # noqa: E402
 from harness.local_world import LocalWorld  # noqa: E402
-from harness.ports import AddressTaken  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
+from harness.ports import AddressTaken  # noqa: E402
 
 PARENT = "example.org"
 VARS_FILE = os.path.join(ROOT, "examples", "vars", "us-east-1-ha.yml")
@@ -47,24 +48,31 @@ def main(argv=None):
     import yaml
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dns-address", default=os.environ.get("DEMO_DNS", "127.0.0.1"),
-                        help="loopback address of the emulator's DNS face, port 53 (default 127.0.0.1; env DEMO_DNS)")
+    parser.add_argument(
+        "--dns-address",
+        default=os.environ.get("DEMO_DNS", "127.0.0.1"),
+        help="loopback address of the emulator's DNS face, port 53 (default 127.0.0.1; env DEMO_DNS)",
+    )
     args = parser.parse_args(argv)
     kubeconfig = os.path.join(ROOT, ".cache", "demo", "kubeconfig")
     if os.path.exists(kubeconfig):
         os.unlink(kubeconfig)
-    local = LocalWorld(args.dns_address, hint="Stop it (a `make sandbox` is stopped with `make sandbox-stop`), or "
-                                              "run the demo on another loopback address: make demo DEMO_DNS=127.0.0.2")
+    local = LocalWorld(
+        args.dns_address,
+        hint="Stop it (a `make sandbox` is stopped with `make sandbox-stop`), or run the demo on another loopback address: make demo DEMO_DNS=127.0.0.2",
+    )
     try:
         local.start()
     except AddressTaken as exc:
-        raise SystemExit("demo: refused: %s" % exc)
+        raise SystemExit("demo: refused: %s" % exc) from exc
     try:
         print("emulator: %s (moto server, patched where kops needs AWS behaviour: docs/emulator.md)" % local.emulator.url)
         print("DNS: %s:53 answers from the emulator's Route53 (kops resolves its zone's NS records)" % local.dns.address)
-        print("Kubernetes: each applied cluster gets a real control plane on %s.N:443 (etcd, kube-apiserver, "
-              "kube-controller-manager, kube-scheduler v1.35.4) and a node agent for its instances; logs in %s"
-              % (local.world.prefix, os.path.relpath(local.world.state_dir, ROOT)))
+        print(
+            "Kubernetes: each applied cluster gets a real control plane on %s.N:443 (etcd, kube-apiserver, "
+            "kube-controller-manager, kube-scheduler v1.35.4) and a node agent for its instances; logs in %s"
+            % (local.world.prefix, os.path.relpath(local.world.state_dir, ROOT))
+        )
         run, example, elapsed = lifecycle(local, kubeconfig, yaml)
     finally:
         local.stop()
@@ -80,7 +88,7 @@ def zone_lines(record):
     alias = record.get("alias_target") or {}
     values = [v["value"] if isinstance(v, dict) else v for v in record.get("resource_records") or record.get("values") or []]
     if alias or any(str(v).startswith("ALIAS ") for v in values):
-        target = alias.get("dns_name") or str(values[0])[len("ALIAS "):]
+        target = alias.get("dns_name") or str(values[0])[len("ALIAS ") :]
         return ["%s IN %s ; alias to %s" % (name, record["type"], target.rstrip(".") + ".")]
     return ["%s %s IN %s %s" % (name, record.get("ttl"), record["type"], value) for value in values]
 
@@ -92,12 +100,14 @@ def upgrade_line(applied, preflight, roll):
     plan = applied.get("plan")
     if plan is None:
         items = len((preflight or {}).get("plan_summary") or [])
-        what = "%d spec change(s) written, %d cloud change(s) applied (planned by the pre-flight)" % (
-            len(applied.get("changes") or []), items)
+        what = "%d spec change(s) written, %d cloud change(s) applied (planned by the pre-flight)" % (len(applied.get("changes") or []), items)
     else:
         what = "%d plan items applied" % len(applied.get("plan_summary") or [])
-    return "%s, %d groups rolled%s" % (what, len(roll.get("replaced", {})),
-                                       "" if not roll.get("rolled") else ", drained for real in %.0fs" % (roll.get("roll_seconds") or 0))
+    return "%s, %d groups rolled%s" % (
+        what,
+        len(roll.get("replaced", {})),
+        "" if not roll.get("rolled") else ", drained for real in %.0fs" % (roll.get("roll_seconds") or 0),
+    )
 
 
 def lifecycle(local, kubeconfig, yaml):
@@ -112,8 +122,7 @@ def lifecycle(local, kubeconfig, yaml):
     extra = lifecycle_overrides(dns, ssh_key(), kubeconfig=kubeconfig)
     start = time.monotonic()
     print("running playbooks/lifecycle.yml -e @examples/vars/us-east-1-ha.yml ...", flush=True)
-    run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"), emulator=emu,
-                       extra_vars=dict(example, **extra), resolv_conf=dns.resolv_conf)
+    run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"), emulator=emu, extra_vars=dict(example, **extra), resolv_conf=dns.resolv_conf)
     elapsed = time.monotonic() - start
     report(run, example, elapsed, world)
     if run.failed:
@@ -136,12 +145,23 @@ def report(run, example, elapsed, world=None):
 
     print("\n== 1. delegation: %s" % example["subdomain"])
     print("   zone %s, name servers %s" % (delegation.get("zone_id"), ", ".join(delegation.get("name_servers", []))))
-    print("   parent %s NS record: %s (ttl %s); verified through DNS: %s" % (
-        delegation.get("parent_zone"), ", ".join(delegation.get("delegation", {}).get("values", [])),
-        delegation.get("delegation", {}).get("ttl"), delegation.get("verified")))
-    print("\n== 2. state store: s3://%s versioning=%s encryption=%s" % (
-        example["state_store_bucket"], bucket.get("versioning", {}).get("Versioning") if isinstance(bucket.get("versioning"), dict) else bucket.get("versioning"),
-        bucket.get("encryption")))
+    print(
+        "   parent %s NS record: %s (ttl %s); verified through DNS: %s"
+        % (
+            delegation.get("parent_zone"),
+            ", ".join(delegation.get("delegation", {}).get("values", [])),
+            delegation.get("delegation", {}).get("ttl"),
+            delegation.get("verified"),
+        )
+    )
+    print(
+        "\n== 2. state store: s3://%s versioning=%s encryption=%s"
+        % (
+            example["state_store_bucket"],
+            bucket.get("versioning", {}).get("Versioning") if isinstance(bucket.get("versioning"), dict) else bucket.get("versioning"),
+            bucket.get("encryption"),
+        )
+    )
     if created:
         c = created[0]
         print("\n== 3. cluster %s created and applied (kubernetes %s)" % (c["name"], c["cluster"]["kubernetes_version"]))
@@ -153,13 +173,23 @@ def report(run, example, elapsed, world=None):
                 print("      %s" % line)
         print("   Auto Scaling groups (min/max/desired, instances):")
         for g in sorted(groups, key=lambda g: g["auto_scaling_group_name"]):
-            print("      %-60s %d/%d/%d  %s" % (g["auto_scaling_group_name"], g["min_size"], g["max_size"], g["desired_capacity"],
-                                              ", ".join("%s@%s" % (i["instance_id"], i["availability_zone"]) for i in g.get("instances", []))))
+            print(
+                "      %-60s %d/%d/%d  %s"
+                % (
+                    g["auto_scaling_group_name"],
+                    g["min_size"],
+                    g["max_size"],
+                    g["desired_capacity"],
+                    ", ".join("%s@%s" % (i["instance_id"], i["availability_zone"]) for i in g.get("instances", [])),
+                )
+            )
     validation = (created[0].get("validation") if created else None) or {}
     nodes = task(run, "List the nodes through the exported kubeconfig").get("resources", [])
     if validation:
-        print("\n   kops validate cluster: %s (%d attempt(s))" % ("passed: the cluster is ready" if validation.get("ok") else
-                                                               "FAILED: %s" % validation.get("problems"), validation.get("attempts", 0)))
+        print(
+            "\n   kops validate cluster: %s (%d attempt(s))"
+            % ("passed: the cluster is ready" if validation.get("ok") else "FAILED: %s" % validation.get("problems"), validation.get("attempts", 0))
+        )
         by_group = {}
         for n in nodes:
             by_group.setdefault(n["metadata"]["labels"].get("kops.k8s.io/instancegroup"), []).append(n)
@@ -167,9 +197,16 @@ def report(run, example, elapsed, world=None):
         for group, members in sorted(by_group.items()):
             for n in members:
                 ready = [c["status"] for c in n["status"]["conditions"] if c["type"] == "Ready"]
-                print("      %-26s %-34s Ready=%s kubelet %s %s" % (group, n["metadata"]["name"], ready[0] if ready else "?",
-                                                                   n["status"]["nodeInfo"]["kubeletVersion"],
-                                                                   n["spec"]["providerID"].rsplit("/", 1)[-1]))
+                print(
+                    "      %-26s %-34s Ready=%s kubelet %s %s"
+                    % (
+                        group,
+                        n["metadata"]["name"],
+                        ready[0] if ready else "?",
+                        n["status"]["nodeInfo"]["kubeletVersion"],
+                        n["spec"]["providerID"].rsplit("/", 1)[-1],
+                    )
+                )
     scale = task(run, "Plan and apply the cluster once")
     if scale:
         print("\n== 4. scale-up (playbooks/scale_cluster.yml): %s" % ("changed" if scale.get("changed") else "unchanged"))
@@ -179,14 +216,24 @@ def report(run, example, elapsed, world=None):
     applied = task(run, "Set the version and apply")
     if roll:
         preflight = task(run, "Pre-flight - version rule and the plan of the upgrade (nothing is written)")
-        print("\n== 5. upgrade to %s (playbooks/upgrade_cluster.yml): %s" % (
-            applied.get("cluster", {}).get("kubernetes_version"), upgrade_line(applied, preflight, roll)))
+        print(
+            "\n== 5. upgrade to %s (playbooks/upgrade_cluster.yml): %s"
+            % (applied.get("cluster", {}).get("kubernetes_version"), upgrade_line(applied, preflight, roll))
+        )
         for group in roll.get("rolled") or []:
-            print("   %-26s %s  drained %d node(s), %d pod(s) evicted%s, %d validation(s) %.0fs, %.0fs" % (
-                group["name"], ", ".join("%s -> %s" % (i["old"], i["new"]) for i in group["instances"]),
-                len(group["nodes_drained"]), group["pods_evicted"],
-                " (%d eviction(s) refused by a PodDisruptionBudget and retried)" % group["evictions_refused"] if group["evictions_refused"] else "",
-                group["validations"], group["validation_seconds"], group["seconds"] or 0))
+            print(
+                "   %-26s %s  drained %d node(s), %d pod(s) evicted%s, %d validation(s) %.0fs, %.0fs"
+                % (
+                    group["name"],
+                    ", ".join("%s -> %s" % (i["old"], i["new"]) for i in group["instances"]),
+                    len(group["nodes_drained"]),
+                    group["pods_evicted"],
+                    " (%d eviction(s) refused by a PodDisruptionBudget and retried)" % group["evictions_refused"] if group["evictions_refused"] else "",
+                    group["validations"],
+                    group["validation_seconds"],
+                    group["seconds"] or 0,
+                )
+            )
         if not roll.get("rolled"):
             for group, ids in sorted(roll.get("replaced", {}).items()):
                 print("   %-28s %s -> %s" % (group, ", ".join(ids["before"]), ", ".join(ids["after"])))
@@ -194,40 +241,66 @@ def report(run, example, elapsed, world=None):
         if after:
             before_versions = sorted({n["status"]["nodeInfo"]["kubeletVersion"] for n in nodes})
             after_versions = sorted({n["status"]["nodeInfo"]["kubeletVersion"] for n in after})
-            print("   node kubelet versions: before %s (%d nodes), after %s (%d nodes)" % (
-                ", ".join(before_versions), len(nodes), ", ".join(after_versions), len(after)))
+            print(
+                "   node kubelet versions: before %s (%d nodes), after %s (%d nodes)"
+                % (", ".join(before_versions), len(nodes), ", ".join(after_versions), len(after))
+            )
         pods = task(run, "List the workload's pods after the upgrade").get("resources", [])
         if pods:
-            print("   workload default/web (PDB minAvailable 4): %d pods Running after the roll, on %s" % (
-                sum(1 for p in pods if p["status"].get("phase") == "Running"), ", ".join(sorted({p["spec"]["nodeName"] for p in pods}))))
+            print(
+                "   workload default/web (PDB minAvailable 4): %d pods Running after the roll, on %s"
+                % (sum(1 for p in pods if p["status"].get("phase") == "Running"), ", ".join(sorted({p["spec"]["nodeName"] for p in pods})))
+            )
         validated_after = task(run, "Validate the upgraded cluster").get("validation")
         if validated_after:
-            print("   kops validate cluster after the roll: %s" % ("passed: the cluster is ready" if validated_after.get("ok")
-                                                                  else "FAILED %s" % validated_after.get("problems")))
+            print(
+                "   kops validate cluster after the roll: %s"
+                % ("passed: the cluster is ready" if validated_after.get("ok") else "FAILED %s" % validated_after.get("problems"))
+            )
     if deleted:
         d = deleted[0]
         left = [line for r in d.get("dns_records_left") or [] for line in zone_lines(r)]
-        print("\n== 6. cluster deleted: %d cloud resources; records left under its name: %s" % (
-            len(d.get("deleted_resources", [])), "none" if not left else ""))
+        print(
+            "\n== 6. cluster deleted: %d cloud resources; records left under its name: %s" % (len(d.get("deleted_resources", [])), "none" if not left else "")
+        )
         for line in left:
             print("      %s" % line)
     print("   %s" % (final.get("msg") or "subdomain check did not run"))
-    summary = {"elapsed_seconds": round(elapsed, 1), "rc": run.rc, "stats": run.stats,
-               "delegation": {k: delegation.get(k) for k in ("zone_id", "name_servers", "verified")},
-               "cluster_created": bool(created), "cluster_deleted": bool(deleted),
-               "validation": {"ok": validation.get("ok"), "attempts": validation.get("attempts"),
-                              "nodes": validation.get("nodes"), "failures": validation.get("failures")} if validation else None,
-               "nodes_via_kubeconfig": [{"name": n["metadata"]["name"], "group": n["metadata"]["labels"].get("kops.k8s.io/instancegroup"),
-                                         "instance": n["spec"]["providerID"].rsplit("/", 1)[-1],
-                                         "kubelet": n["status"]["nodeInfo"]["kubeletVersion"]} for n in nodes],
-               "scale_plan": scale.get("plan_summary", []) if scale else [],
-               "upgrade_replaced": roll.get("replaced", {}) if roll else {},
-               "upgrade_rolled": roll.get("rolled", []) if roll else [],
-               "upgrade_validation": task(run, "Validate the upgraded cluster").get("validation"),
-               "nodes_after_upgrade": [{"name": n["metadata"]["name"], "kubelet": n["status"]["nodeInfo"]["kubeletVersion"]}
-                                       for n in task(run, "List the nodes after the upgrade").get("resources", [])],
-               "records_seen": [(r["name"], r["type"]) for r in records],
-               "groups_seen": {g["auto_scaling_group_name"]: g["desired_capacity"] for g in groups}}
+    summary = {
+        "elapsed_seconds": round(elapsed, 1),
+        "rc": run.rc,
+        "stats": run.stats,
+        "delegation": {k: delegation.get(k) for k in ("zone_id", "name_servers", "verified")},
+        "cluster_created": bool(created),
+        "cluster_deleted": bool(deleted),
+        "validation": {
+            "ok": validation.get("ok"),
+            "attempts": validation.get("attempts"),
+            "nodes": validation.get("nodes"),
+            "failures": validation.get("failures"),
+        }
+        if validation
+        else None,
+        "nodes_via_kubeconfig": [
+            {
+                "name": n["metadata"]["name"],
+                "group": n["metadata"]["labels"].get("kops.k8s.io/instancegroup"),
+                "instance": n["spec"]["providerID"].rsplit("/", 1)[-1],
+                "kubelet": n["status"]["nodeInfo"]["kubeletVersion"],
+            }
+            for n in nodes
+        ],
+        "scale_plan": scale.get("plan_summary", []) if scale else [],
+        "upgrade_replaced": roll.get("replaced", {}) if roll else {},
+        "upgrade_rolled": roll.get("rolled", []) if roll else [],
+        "upgrade_validation": task(run, "Validate the upgraded cluster").get("validation"),
+        "nodes_after_upgrade": [
+            {"name": n["metadata"]["name"], "kubelet": n["status"]["nodeInfo"]["kubeletVersion"]}
+            for n in task(run, "List the nodes after the upgrade").get("resources", [])
+        ],
+        "records_seen": [(r["name"], r["type"]) for r in records],
+        "groups_seen": {g["auto_scaling_group_name"]: g["desired_capacity"] for g in groups},
+    }
     path = os.path.join(ROOT, "out", "demo-summary.json")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as handle:

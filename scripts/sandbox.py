@@ -15,6 +15,7 @@ under ``.cache/sandbox/``. It refuses to start when the DNS address or the port 
 
 Development tooling: it is not part of the collection tarball (galaxy.yml build_ignore).
 """
+
 import argparse
 import json
 import os
@@ -33,8 +34,10 @@ from harness.local_world import LocalWorld  # noqa: E402
 from harness.ports import AddressTaken  # noqa: E402
 
 DEFAULT_DIR = os.path.join(ROOT, ".cache", "sandbox")
-HINT = ("Stop it first (`make sandbox-stop` for a sandbox, a running `make demo` ends on its own), or choose another "
-        "address: make sandbox SANDBOX_DNS=127.0.0.2 SANDBOX_PORT=5001")
+HINT = (
+    "Stop it first (`make sandbox-stop` for a sandbox, a running `make demo` ends on its own), or choose another "
+    "address: make sandbox SANDBOX_DNS=127.0.0.2 SANDBOX_PORT=5001"
+)
 
 
 def parse(argv):
@@ -81,11 +84,21 @@ def start(args):
     ready = _path(args, "ready.json")
     if os.path.exists(ready):
         os.unlink(ready)
-    argv = [sys.executable, os.path.abspath(__file__), "serve", "--parent-zone", args.parent_zone,
-            "--dns-address", args.dns_address, "--port", str(args.port), "--dir", args.dir]
+    argv = [
+        sys.executable,
+        os.path.abspath(__file__),
+        "serve",
+        "--parent-zone",
+        args.parent_zone,
+        "--dns-address",
+        args.dns_address,
+        "--port",
+        str(args.port),
+        "--dir",
+        args.dir,
+    ]
     with open(_path(args, "sandbox.log"), "ab") as log:
-        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True, cwd=ROOT)
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, cwd=ROOT)
     deadline = time.monotonic() + args.timeout
     while not os.path.exists(ready):
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -94,8 +107,7 @@ def start(args):
                 proc.wait(60)
             with open(_path(args, "sandbox.log"), errors="replace") as handle:
                 tail = handle.read()[-3000:]
-            print("sandbox: did not start (exit %s); %s ends with:\n%s" % (proc.returncode, _path(args, "sandbox.log"), tail),
-                  file=sys.stderr)
+            print("sandbox: did not start (exit %s); %s ends with:\n%s" % (proc.returncode, _path(args, "sandbox.log"), tail), file=sys.stderr)
             return 1
         time.sleep(0.2)
     with open(ready) as handle:
@@ -116,9 +128,15 @@ def serve(args):
     try:
         local.start()
         local.create_parent_zone(args.parent_zone)
-        info = {"pid": os.getpid(), "url": local.emulator.url, "dns_address": args.dns_address,
-                "control_planes": local.world.prefix + ".N:443", "parent_zone": args.parent_zone,
-                "kops": local.kops_options(), "dir": args.dir}
+        info = {
+            "pid": os.getpid(),
+            "url": local.emulator.url,
+            "dns_address": args.dns_address,
+            "control_planes": local.world.prefix + ".N:443",
+            "parent_zone": args.parent_zone,
+            "kops": local.kops_options(),
+            "dir": args.dir,
+        }
         with open(_path(args, "ready.json.tmp"), "w") as handle:
             json.dump(info, handle, indent=2)
         os.replace(_path(args, "ready.json.tmp"), _path(args, "ready.json"))
@@ -164,8 +182,10 @@ def status(args):
         return 1
     with open(_path(args, "ready.json")) as handle:
         info = json.load(handle)
-    print("sandbox: running (pid %d): emulator %s, DNS %s:53, control planes %s, parent zone %s" % (
-        pid, info["url"], info["dns_address"], info["control_planes"], info["parent_zone"]))
+    print(
+        "sandbox: running (pid %d): emulator %s, DNS %s:53, control planes %s, parent zone %s"
+        % (pid, info["url"], info["dns_address"], info["control_planes"], info["parent_zone"])
+    )
     return 0
 
 
@@ -190,13 +210,22 @@ def write_files(args, info):
     """Write sandbox.env and sandbox-vars.yml into ``args.out_dir``; returns their paths."""
     import yaml
 
-    env = {"AWS_ENDPOINT_URL": info["url"], "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-           "AWS_REGION": REGION, "AWS_DEFAULT_REGION": REGION, "AWS_EC2_METADATA_DISABLED": "true",
-           "S3_ENDPOINT": info["url"], "S3_REGION": REGION}
+    env = {
+        "AWS_ENDPOINT_URL": info["url"],
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        "AWS_REGION": REGION,
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "S3_ENDPOINT": info["url"],
+        "S3_REGION": REGION,
+    }
     kops_env = dict(info["kops"]["kops_env"])
     env_file = os.path.join(args.out_dir, "sandbox.env")
-    lines = ["# The kopsible sandbox (scripts/sandbox.py), emulator %s; `source sandbox.env`." % info["url"],
-             "# Dummy credentials: the emulator accepts any. Never use real ones here."]
+    lines = [
+        "# The kopsible sandbox (scripts/sandbox.py), emulator %s; `source sandbox.env`." % info["url"],
+        "# Dummy credentials: the emulator accepts any. Never use real ones here.",
+    ]
     lines += ["export %s=%s" % (k, v) for k, v in env.items()]
     lines += ["# kops by hand: $KOPSIBLE_WRAPPER get clusters --state s3://BUCKET (resolves through the sandbox's DNS)"]
     lines += ["export %s=%s" % (k, v) for k, v in sorted(kops_env.items())]
@@ -205,31 +234,35 @@ def write_files(args, info):
         handle.write("\n".join(lines) + "\n")
     vars_file = os.path.join(args.out_dir, "sandbox-vars.yml")
     with open(vars_file, "w") as handle:
-        handle.write("# The kopsible sandbox (scripts/sandbox.py): ansible-playbook -e @sandbox-vars.yml PLAYBOOK\n"
-                     "# A play reads these as\n"
-                     "#   module_defaults:\n"
-                     "#     group/kopsible.kops.kops: \"{{ kopsible_defaults | default({}) }}\"\n"
-                     "#     group/aws: \"{{ aws_defaults | default({}) }}\"\n")
+        handle.write(
+            "# The kopsible sandbox (scripts/sandbox.py): ansible-playbook -e @sandbox-vars.yml PLAYBOOK\n"
+            "# A play reads these as\n"
+            "#   module_defaults:\n"
+            '#     group/kopsible.kops.kops: "{{ kopsible_defaults | default({}) }}"\n'
+            '#     group/aws: "{{ aws_defaults | default({}) }}"\n'
+        )
         yaml.safe_dump(sandbox_vars(info), handle, default_flow_style=False, sort_keys=False)
     return env_file, vars_file
 
 
 def usage(args, info, env_file, vars_file):
     rel = lambda path: os.path.relpath(path)  # noqa: E731
-    return "\n".join([
-        "sandbox: running (pid %d)" % info["pid"],
-        "  emulator (the local AWS): %s" % info["url"],
-        "  DNS face: %s:53 (answers from the emulator's Route53)" % info["dns_address"],
-        "  Kubernetes: a real control plane per applied cluster on %s" % info["control_planes"],
-        "  parent zone: %s (created)" % info["parent_zone"],
-        "  logs: %s" % rel(args.dir),
-        "",
-        "Shell tools (aws, boto3, kops through $KOPSIBLE_WRAPPER):  source %s" % rel(env_file),
-        "Playbooks:  ansible-playbook -i localhost, -e @%s examples/getting-started/cluster.yml  (docs/getting-started.md)" % rel(vars_file),
-        "  (in your plays: module_defaults: {group/kopsible.kops.kops: \"{{ kopsible_defaults | default({}) }}\", "
-        "group/aws: \"{{ aws_defaults | default({}) }}\"})",
-        "Stop:  make sandbox-stop   (the emulator keeps its state in memory only)",
-    ])
+    return "\n".join(
+        [
+            "sandbox: running (pid %d)" % info["pid"],
+            "  emulator (the local AWS): %s" % info["url"],
+            "  DNS face: %s:53 (answers from the emulator's Route53)" % info["dns_address"],
+            "  Kubernetes: a real control plane per applied cluster on %s" % info["control_planes"],
+            "  parent zone: %s (created)" % info["parent_zone"],
+            "  logs: %s" % rel(args.dir),
+            "",
+            "Shell tools (aws, boto3, kops through $KOPSIBLE_WRAPPER):  source %s" % rel(env_file),
+            "Playbooks:  ansible-playbook -i localhost, -e @%s examples/getting-started/cluster.yml  (docs/getting-started.md)" % rel(vars_file),
+            '  (in your plays: module_defaults: {group/kopsible.kops.kops: "{{ kopsible_defaults | default({}) }}", '
+            'group/aws: "{{ aws_defaults | default({}) }}"})',
+            "Stop:  make sandbox-stop   (the emulator keeps its state in memory only)",
+        ]
+    )
 
 
 def main(argv=None):

@@ -1,5 +1,6 @@
 """Shared fixtures: the local AWS emulator (one moto server process per test session, reset
 between tests), and helpers to run real playbooks against it."""
+
 import os
 import sys
 
@@ -11,9 +12,9 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, ".cache", "collections"))
 
 from harness.emulator import Emulator  # noqa: E402
-from harness.playbook import run_playbook  # noqa: E402
-from harness.kops_env import KopsDNS, UBUNTU_AMI, make_delegated_world, module_options  # noqa: E402
+from harness.kops_env import UBUNTU_AMI, KopsDNS, make_delegated_world, module_options  # noqa: E402
 from harness.kube_world import KubeWorldProcess, prefix_for  # noqa: E402
+from harness.playbook import run_playbook  # noqa: E402
 
 PARENT = "example.org"
 SUBDOMAIN = "kopsclustertest.example.org"
@@ -114,11 +115,19 @@ class KopsWorld:
 
     def cluster_options(self, **overrides):
         """The kOps guide's HA cluster: 3 control-plane zones, 2 workers, Route53 DNS."""
-        options = {"name": CLUSTER, "zones": ["us-east-1a", "us-east-1b", "us-east-1c"],
-                   "control_plane_zones": ["us-east-1a", "us-east-1b", "us-east-1c"], "node_count": 2,
-                   "node_size": "t3.medium", "control_plane_size": "t3.medium", "dns_zone": SUBDOMAIN,
-                   "kubernetes_version": "1.34.1", "channel": "none", "image": UBUNTU_AMI,
-                   "ssh_public_key": self.ssh_public_key}
+        options = {
+            "name": CLUSTER,
+            "zones": ["us-east-1a", "us-east-1b", "us-east-1c"],
+            "control_plane_zones": ["us-east-1a", "us-east-1b", "us-east-1c"],
+            "node_count": 2,
+            "node_size": "t3.medium",
+            "control_plane_size": "t3.medium",
+            "dns_zone": SUBDOMAIN,
+            "kubernetes_version": "1.34.1",
+            "channel": "none",
+            "image": UBUNTU_AMI,
+            "ssh_public_key": self.ssh_public_key,
+        }
         options.update(overrides)
         return options
 
@@ -154,9 +163,12 @@ class KopsWorld:
         groups = {}
         for group in asg.describe_auto_scaling_groups()["AutoScalingGroups"]:
             groups[group["AutoScalingGroupName"]] = {
-                "min": group["MinSize"], "max": group["MaxSize"], "desired": group["DesiredCapacity"],
+                "min": group["MinSize"],
+                "max": group["MaxSize"],
+                "desired": group["DesiredCapacity"],
                 "zones": sorted(group["AvailabilityZones"]),
-                "instances": sorted((i["InstanceId"], i["AvailabilityZone"]) for i in group["Instances"])}
+                "instances": sorted((i["InstanceId"], i["AvailabilityZone"]) for i in group["Instances"]),
+            }
         return groups
 
 
@@ -184,8 +196,9 @@ def saved_applied_cluster(emulator_session, kops_dns, ssh_public_key):
     real kops, once per test worker, and saved in the emulator: see :func:`applied_cluster`."""
     emulator_session.reset()
     world = KopsWorld(emulator_session, kops_dns, ssh_public_key)
-    created = run_playbook([{"name": "c", "kopsible.kops.kops_cluster": world.cluster_options(apply=True)}],
-                           emulator=emulator_session, kops=world.kops).result("c")
+    created = run_playbook([{"name": "c", "kopsible.kops.kops_cluster": world.cluster_options(apply=True)}], emulator=emulator_session, kops=world.kops).result(
+        "c"
+    )
     assert not created.get("failed") and created["changed"] is True, created.get("msg")
     emulator_session.save_state("applied-cluster")
     yield SavedWorld(world, "applied-cluster")

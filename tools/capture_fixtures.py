@@ -13,6 +13,7 @@ Then compare with ``diff -r /tmp/captures tests/unit/fixtures/kops-1.36.2`` and 
 must be updated with a fixture. Not captured here: ``rolling_update_drain.*`` (needs the kube world and a
 workload under a PodDisruptionBudget; README gives the command and how it was made).
 """
+
 import argparse
 import os
 import subprocess
@@ -40,11 +41,18 @@ class Kops(object):
     def __init__(self, emulator, dns):
         self.env = dict(os.environ)
         self.env.update(emulator.aws_env())
-        self.env.update(KOPS_STATE_STORE="s3://" + BUCKET, S3_ENDPOINT=emulator.url, S3_REGION="us-east-1",
-                        S3_ACCESS_KEY_ID=self.env["AWS_ACCESS_KEY_ID"], S3_SECRET_ACCESS_KEY=self.env["AWS_SECRET_ACCESS_KEY"],
-                        KOPS_BASE_URL=artifact_mirror(), KOPS_FEATURE_FLAGS="-ImageDigest",
-                        KOPSIBLE_KOPS=kops_binary(), KOPSIBLE_RESOLV_CONF=dns.resolv_conf,
-                        KUBECONFIG=os.path.join(tempfile.mkdtemp(prefix="kopsible-capture-"), "kubeconfig"))
+        self.env.update(
+            KOPS_STATE_STORE="s3://" + BUCKET,
+            S3_ENDPOINT=emulator.url,
+            S3_REGION="us-east-1",
+            S3_ACCESS_KEY_ID=self.env["AWS_ACCESS_KEY_ID"],
+            S3_SECRET_ACCESS_KEY=self.env["AWS_SECRET_ACCESS_KEY"],
+            KOPS_BASE_URL=artifact_mirror(),
+            KOPS_FEATURE_FLAGS="-ImageDigest",
+            KOPSIBLE_KOPS=kops_binary(),
+            KOPSIBLE_RESOLV_CONF=dns.resolv_conf,
+            KUBECONFIG=os.path.join(tempfile.mkdtemp(prefix="kopsible-capture-"), "kubeconfig"),
+        )
 
     def run(self, args, local_dns=True, stdin=None):
         """``local_dns=False`` runs kops with the machine's resolver, where the cluster's names do not resolve."""
@@ -72,10 +80,34 @@ def edit(kops, kind_args, change):
 
 def steps(kops, ssh_key):
     """``(fixture name or None, argv, options, want_rc)`` in the order they run; None runs a step not kept."""
-    create = ["create", "cluster", "--name", CLUSTER, "--cloud", "aws", "--zones", ZONES, "--control-plane-zones", ZONES,
-              "--node-count", "2", "--node-size", "t3.medium", "--control-plane-size", "t3.medium",
-              "--kubernetes-version", "1.34.1", "--dns-zone", SUBDOMAIN, "--image", UBUNTU_AMI, "--channel", "none",
-              "--ssh-public-key", ssh_key]
+    create = [
+        "create",
+        "cluster",
+        "--name",
+        CLUSTER,
+        "--cloud",
+        "aws",
+        "--zones",
+        ZONES,
+        "--control-plane-zones",
+        ZONES,
+        "--node-count",
+        "2",
+        "--node-size",
+        "t3.medium",
+        "--control-plane-size",
+        "t3.medium",
+        "--kubernetes-version",
+        "1.34.1",
+        "--dns-zone",
+        SUBDOMAIN,
+        "--image",
+        UBUNTU_AMI,
+        "--channel",
+        "none",
+        "--ssh-public-key",
+        ssh_key,
+    ]
     scale = lambda m: m["spec"].update(minSize=3, maxSize=3)  # noqa: E731
     upgrade = lambda m: m["spec"].update(kubernetesVersion="1.35.0")  # noqa: E731
     return [
@@ -98,8 +130,12 @@ def steps(kops, ssh_key):
         ("update_plan_upgrade", ["update", "cluster", "--name", CLUSTER], {}, 0),
         ("update_yes_later", ["update", "cluster", "--name", CLUSTER, "--yes"], {}, 0),
         ("rolling_update_needs", ["rolling-update", "cluster", "--name", CLUSTER, "--cloudonly"], {}, 0),
-        ("rolling_update_yes", ["rolling-update", "cluster", "--name", CLUSTER, "--cloudonly", "--yes",
-                                "--control-plane-interval", "1s", "--node-interval", "1s"], {}, 0),
+        (
+            "rolling_update_yes",
+            ["rolling-update", "cluster", "--name", CLUSTER, "--cloudonly", "--yes", "--control-plane-interval", "1s", "--node-interval", "1s"],
+            {},
+            0,
+        ),
         ("delete_preview", ["delete", "cluster", "--name", CLUSTER], {}, 0),
         ("delete_yes", ["delete", "cluster", "--name", CLUSTER, "--yes"], {}, 0),
     ]

@@ -12,6 +12,7 @@ Before serving, the launcher applies the fixes in :mod:`emulator_patches` (each 
 AWS behaviour that kops relies on and moto gets wrong; see docs/emulator.md) and points moto at
 ``tools/emulator_amis.json`` so the Ubuntu image of the kops channel exists.
 """
+
 import argparse
 import os
 import socket
@@ -34,8 +35,8 @@ def merged_amis_file():
     read from moto's packaged resource and our images (the kops channel's Ubuntu) appended.
     """
     import gzip
-    import json
     import importlib.util
+    import json
 
     # Found without importing moto.ec2: its import reads MOTO_AMIS_PATH, which is not set yet.
     moto_dir = os.path.dirname(importlib.util.find_spec("moto").origin)
@@ -141,8 +142,12 @@ def saved_states(request, full_url, headers):
     with backend_lock:
         if "save" in query:
             name = query["save"][0]
-            entries = [(bd, account, region, backend) for bd in list(BackendDict._instances)
-                       for account, regions in list(bd.items()) for region, backend in list(dict.items(regions))]
+            entries = [
+                (bd, account, region, backend)
+                for bd in list(BackendDict._instances)
+                for account, regions in list(bd.items())
+                for region, backend in list(dict.items(regions))
+            ]
             SAVED_STATES[name] = _copy_backends(entries)
             return 200, {"Content-Type": "application/json"}, json.dumps({"saved": name, "backends": len(entries)})
         if "drop" in query:
@@ -190,10 +195,16 @@ def route53_pending_mode(seconds):
                 info["Status"] = "PENDING"
                 ROUTE53_PENDING["changes"][info["Id"].rsplit("/", 1)[-1]] = time.monotonic() + ROUTE53_PENDING["seconds"]
             return answer
+
         return wrapper
 
-    for name in ("create_hosted_zone", "delete_hosted_zone", "change_resource_record_sets",
-                 "associate_vpc_with_hosted_zone", "disassociate_vpc_from_hosted_zone"):
+    for name in (
+        "create_hosted_zone",
+        "delete_hosted_zone",
+        "change_resource_record_sets",
+        "associate_vpc_with_hosted_zone",
+        "disassociate_vpc_from_hosted_zone",
+    ):
         setattr(Route53, name, pending(getattr(Route53, name)))
     original_get_change = Route53.get_change
 

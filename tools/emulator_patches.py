@@ -5,6 +5,7 @@ relies on; none of them changes what kops does. docs/emulator.md lists, per fix,
 what moto does, what AWS does and how kops reacts; tests/integration/test_emulator_patches.py pins
 each one through boto3 over HTTP. They are applied by tools/emulator.py before the server starts.
 """
+
 import base64
 import hashlib
 
@@ -134,16 +135,22 @@ def _launch_one(group, propagated_tags, subnets):
         subnet_id = min(subnets, key=lambda s: (used.get(s, 0), subnets.index(s)))
         zone = group.ec2_backend.get_subnet(subnet_id).availability_zone
     reservation = group.autoscaling_backend.ec2_backend.run_instances(
-        version.image_id, 1, version.user_data, group.security_groups,
-        instance_type=version.instance_type, tags={"instance": tags}, placement=zone,
+        version.image_id,
+        1,
+        version.user_data,
+        group.security_groups,
+        instance_type=version.instance_type,
+        tags={"instance": tags},
+        placement=zone,
         launch_config=None,
         launch_template={"LaunchTemplateId": group.ec2_launch_template.id, "Version": str(version.number)},
-        is_instance_type_default=False, associate_public_ip=None, subnet_id=subnet_id,
+        is_instance_type_default=False,
+        associate_public_ip=None,
+        subnet_id=subnet_id,
     )
     for instance in reservation.instances:
         instance.autoscaling_group = group
-        group.instance_states.append(
-            InstanceState(instance, protected_from_scale_in=group.new_instances_protected_from_scale_in))
+        group.instance_states.append(InstanceState(instance, protected_from_scale_in=group.new_instances_protected_from_scale_in))
 
 
 @patch
@@ -382,9 +389,7 @@ def create_hosted_zone_refuses_a_repeated_caller_reference():
 
     class HostedZoneAlreadyExists(Route53ClientError):
         def __init__(self, caller_reference):
-            super().__init__("HostedZoneAlreadyExists",
-                             "A hosted zone has already been created with the specified caller reference %r."
-                             % caller_reference)
+            super().__init__("HostedZoneAlreadyExists", "A hosted zone has already been created with the specified caller reference %r." % caller_reference)
 
     original = Route53Backend.create_hosted_zone
 
@@ -410,9 +415,10 @@ def _merged_mixed_instances_policy(current, update):
     spec = dict(current_template.get("LaunchTemplateSpecification") or {})
     if spec.get("LaunchTemplateId"):
         spec.pop("LaunchTemplateName", None)
-    merged = {"LaunchTemplate": {"LaunchTemplateSpecification": spec,
-                                 "Overrides": copy.deepcopy(current_template.get("Overrides") or [])},
-              "InstancesDistribution": dict(current.get("InstancesDistribution") or {})}
+    merged = {
+        "LaunchTemplate": {"LaunchTemplateSpecification": spec, "Overrides": copy.deepcopy(current_template.get("Overrides") or [])},
+        "InstancesDistribution": dict(current.get("InstancesDistribution") or {}),
+    }
     update = update or {}
     template = update.get("LaunchTemplate") or {}
     if template.get("LaunchTemplateSpecification"):
@@ -439,10 +445,8 @@ def updating_a_group_keeps_its_mixed_instances_policy():
     original = FakeAutoScalingGroup.update
 
     def update(self, *args, **kwargs):
-        if (self.mixed_instances_policy and not args and not kwargs.get("launch_template")
-                and not kwargs.get("launch_config_name")):
-            kwargs["mixed_instances_policy"] = _merged_mixed_instances_policy(
-                self.mixed_instances_policy, kwargs.get("mixed_instances_policy"))
+        if self.mixed_instances_policy and not args and not kwargs.get("launch_template") and not kwargs.get("launch_config_name"):
+            kwargs["mixed_instances_policy"] = _merged_mixed_instances_policy(self.mixed_instances_policy, kwargs.get("mixed_instances_policy"))
         return original(self, *args, **kwargs)
 
     FakeAutoScalingGroup.update = update
@@ -502,9 +506,17 @@ _RI_OFFERING_TYPES = ("No Upfront", "Partial Upfront", "All Upfront")
 _RI_CLASSES = ("standard", "convertible")
 _RI_PRODUCTS = ("Linux/UNIX", "Linux/UNIX (Amazon VPC)")
 _RI_DURATIONS = (31536000, 94608000)  # one and three years, in seconds
-_RI_FILTERS = {"availability-zone": "AvailabilityZone", "duration": "Duration", "instance-type": "InstanceType",
-               "product-description": "ProductDescription", "reserved-instances-offering-id": "ReservedInstancesOfferingId",
-               "scope": "Scope", "marketplace": "Marketplace", "fixed-price": "FixedPrice", "usage-price": "UsagePrice"}
+_RI_FILTERS = {
+    "availability-zone": "AvailabilityZone",
+    "duration": "Duration",
+    "instance-type": "InstanceType",
+    "product-description": "ProductDescription",
+    "reserved-instances-offering-id": "ReservedInstancesOfferingId",
+    "scope": "Scope",
+    "marketplace": "Marketplace",
+    "fixed-price": "FixedPrice",
+    "usage-price": "UsagePrice",
+}
 
 
 def _ri_offerings(backend, instance_types, zone, tenancy):
@@ -521,12 +533,22 @@ def _ri_offerings(backend, instance_types, zone, tenancy):
                 for product in _RI_PRODUCTS:
                     for duration in _RI_DURATIONS:
                         key = "|".join((itype, location, otype, oclass, product, str(duration), tenancy))
-                        yield {"ReservedInstancesOfferingId": hashlib.sha256(key.encode()).hexdigest()[:36],
-                               "InstanceType": itype, "AvailabilityZone": location, "Scope": "Availability Zone",
-                               "ProductDescription": product, "Duration": duration, "InstanceTenancy": tenancy,
-                               "OfferingClass": oclass, "OfferingType": otype, "Marketplace": False,
-                               "CurrencyCode": "USD", "FixedPrice": 0.0 if otype == "No Upfront" else 100.0,
-                               "UsagePrice": 0.0 if otype == "All Upfront" else 0.05, "RecurringCharges": []}
+                        yield {
+                            "ReservedInstancesOfferingId": hashlib.sha256(key.encode()).hexdigest()[:36],
+                            "InstanceType": itype,
+                            "AvailabilityZone": location,
+                            "Scope": "Availability Zone",
+                            "ProductDescription": product,
+                            "Duration": duration,
+                            "InstanceTenancy": tenancy,
+                            "OfferingClass": oclass,
+                            "OfferingType": otype,
+                            "Marketplace": False,
+                            "CurrencyCode": "USD",
+                            "FixedPrice": 0.0 if otype == "No Upfront" else 100.0,
+                            "UsagePrice": 0.0 if otype == "All Upfront" else 0.05,
+                            "RecurringCharges": [],
+                        }
 
 
 @patch
@@ -546,9 +568,12 @@ def reserved_instances_offerings_follow_the_request():
 
     def describe_reserved_instances_offerings(self):
         self.error_on_dryrun()
-        wanted = {"InstanceType": self._get_param("InstanceType"), "OfferingClass": self._get_param("OfferingClass"),
-                  "OfferingType": self._get_param("OfferingType"),
-                  "ProductDescription": self._get_param("ProductDescription")}
+        wanted = {
+            "InstanceType": self._get_param("InstanceType"),
+            "OfferingClass": self._get_param("OfferingClass"),
+            "OfferingType": self._get_param("OfferingType"),
+            "ProductDescription": self._get_param("ProductDescription"),
+        }
         wanted = {k: v for k, v in wanted.items() if v}
         ids = self._get_param("ReservedInstancesOfferingIds", [])
         filters = self._filters_from_querystring()
@@ -561,12 +586,11 @@ def reserved_instances_offerings_follow_the_request():
                 continue
             if (min_duration and offering["Duration"] < min_duration) or (max_duration and offering["Duration"] > max_duration):
                 continue
-            if all(str(offering.get(_RI_FILTERS.get(name), "")).lower() in [str(v).lower() for v in values]
-                   for name, values in filters.items()):
+            if all(str(offering.get(_RI_FILTERS.get(name), "")).lower() in [str(v).lower() for v in values] for name, values in filters.items()):
                 found.append(offering)
         start = int(self._get_param("NextToken") or 0)
         size = min(int(self._get_param("MaxResults") or 100), 100) if not ids else len(found) or 1
-        result = {"ReservedInstancesOfferings": found[start:start + size]}
+        result = {"ReservedInstancesOfferings": found[start : start + size]}
         if start + size < len(found):
             result["NextToken"] = str(start + size)
         return ActionResult(result)
@@ -605,8 +629,17 @@ def suspended_processes_keep_a_stable_order():
 
 
 # The Auto Scaling processes (API reference, SuspendProcesses), in moto's order: all of them when none is named.
-SUSPENDABLE_PROCESSES = ("Launch", "Terminate", "AddToLoadBalancer", "AlarmNotification", "AZRebalance", "HealthCheck",
-                         "InstanceRefresh", "ReplaceUnhealthy", "ScheduledActions")
+SUSPENDABLE_PROCESSES = (
+    "Launch",
+    "Terminate",
+    "AddToLoadBalancer",
+    "AlarmNotification",
+    "AZRebalance",
+    "HealthCheck",
+    "InstanceRefresh",
+    "ReplaceUnhealthy",
+    "ScheduledActions",
+)
 
 
 @patch

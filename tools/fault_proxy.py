@@ -53,6 +53,7 @@ Command line (a pure counting proxy with ``--rate 0``)::
     python tools/fault_proxy.py --upstream http://127.0.0.1:PORT [--rate 0.2] [--seed 1]
         [--mix throttle=2,server=1,drop=1] [--latency-ms 0] [--port 0] [--port-file PATH]
 """
+
 import argparse
 import http.client
 import http.server
@@ -74,11 +75,20 @@ CLIENTS = ("botocore", "go", "other")
 INTERNAL_PREFIXES = ("/moto-api/",)
 CONTROL_PREFIX = "/__proxy__/"
 # Headers that describe one hop, not the request: never forwarded as they came.
-HOP_HEADERS = {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "te", "trailer",
-               "transfer-encoding", "upgrade", "expect", "content-length"}
+HOP_HEADERS = {
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "expect",
+    "content-length",
+}
 CREDENTIAL = re.compile(r"Credential=[^/]+/\d{8}/([^/]+)/([^/,\s]+)/aws4_request")
-QUERY_VERSIONS = {"sts": "2011-06-15", "iam": "2010-05-08", "autoscaling": "2011-01-01",
-                  "elasticloadbalancing": "2015-12-01", "ec2": "2016-11-15"}
+QUERY_VERSIONS = {"sts": "2011-06-15", "iam": "2010-05-08", "autoscaling": "2011-01-01", "elasticloadbalancing": "2015-12-01", "ec2": "2016-11-15"}
 
 
 def parse_mix(text):
@@ -151,19 +161,17 @@ class RestOperations:
             pattern = re.escape(path.rstrip("/") or "/")
             pattern = re.sub(r"\\\{[^}]*?\\\+\\\}", ".+", pattern)
             pattern = re.sub(r"\\\{[^}]*?\\\}", "[^/]+", pattern)
-            required = [tuple(item.split("=", 1)) if "=" in item else (item, None)
-                        for item in query.split("&") if item]
+            required = [tuple(item.split("=", 1)) if "=" in item else (item, None) for item in query.split("&") if item]
             headers = []
             shape = operation.input_shape
-            for member in (shape.required_members if shape is not None else ()):
+            for member in shape.required_members if shape is not None else ():
                 where = shape.members[member].serialization
                 if where.get("location") == "querystring":
                     required.append((where.get("name", member), None))
                 elif where.get("location") == "header":
                     headers.append(where.get("name", member).lower())
             regex = re.compile("^" + pattern + ("/?$" if pattern != "/" else "$"))
-            table.append((http.get("method", "GET"), regex, required, headers,
-                          (literal, len(required) + len(headers)), name))
+            table.append((http.get("method", "GET"), regex, required, headers, (literal, len(required) + len(headers)), name))
         return table
 
     def operation(self, service, method, path, query, headers=None):
@@ -204,8 +212,7 @@ def classify(method, path, headers, body, rest_operations=None):
     if split.path.startswith(INTERNAL_PREFIXES):
         return "moto-api", split.path, "internal"
     query = urllib.parse.parse_qs(split.query, keep_blank_values=True)
-    found = CREDENTIAL.search(headers.get("Authorization") or "") or CREDENTIAL.search(
-        "Credential=" + (query.get("X-Amz-Credential") or [""])[0])
+    found = CREDENTIAL.search(headers.get("Authorization") or "") or CREDENTIAL.search("Credential=" + (query.get("X-Amz-Credential") or [""])[0])
     service = found.group(2) if found else "unsigned"
     target = headers.get("X-Amz-Target")
     if target:
@@ -218,8 +225,7 @@ def classify(method, path, headers, body, rest_operations=None):
     if action:
         return service, action, "ec2" if service == "ec2" else "query"
     rest_operations = rest_operations or RestOperations()
-    operation = rest_operations.operation(service, method, urllib.parse.unquote(split.path), query,
-                                          {name.lower() for name in headers.keys()})
+    operation = rest_operations.operation(service, method, urllib.parse.unquote(split.path), query, {name.lower() for name in headers.keys()})
     if service == "s3":
         return service, operation, "s3"
     protocol = "rest-xml" if service in ("route53", "cloudfront") else "rest-json"
@@ -285,18 +291,25 @@ def fault_response(kind, service, operation, protocol, method, rng):
         body = json.dumps({"__type": code, "message": message}).encode()
     elif protocol == "s3":
         headers = [("x-amz-request-id", request_id[:16]), ("Content-Type", "application/xml")]
-        body = _xml("<Error><Code>%s</Code><Message>%s</Message><RequestId>%s</RequestId><HostId>%s</HostId></Error>"
-                    % (code, message, request_id[:16], request_id))
+        body = _xml(
+            "<Error><Code>%s</Code><Message>%s</Message><RequestId>%s</RequestId><HostId>%s</HostId></Error>" % (code, message, request_id[:16], request_id)
+        )
     elif protocol == "ec2":
         headers.append(("Content-Type", "text/xml"))
-        body = _xml("<Response><Errors><Error><Code>%s</Code><Message>%s</Message></Error></Errors>"
-                    "<RequestID>%s</RequestID></Response>" % (code, message, request_id))
+        body = _xml(
+            "<Response><Errors><Error><Code>%s</Code><Message>%s</Message></Error></Errors><RequestID>%s</RequestID></Response>" % (code, message, request_id)
+        )
     else:
-        namespace = ("https://route53.amazonaws.com/doc/2013-04-01/" if service == "route53" else
-                     "https://%s.amazonaws.com/doc/%s/" % (service, QUERY_VERSIONS.get(service, "2011-01-01")))
+        namespace = (
+            "https://route53.amazonaws.com/doc/2013-04-01/"
+            if service == "route53"
+            else "https://%s.amazonaws.com/doc/%s/" % (service, QUERY_VERSIONS.get(service, "2011-01-01"))
+        )
         headers.append(("Content-Type", "text/xml"))
-        body = _xml('<ErrorResponse xmlns="%s"><Error><Type>%s</Type><Code>%s</Code><Message>%s</Message></Error>'
-                    "<RequestId>%s</RequestId></ErrorResponse>" % (namespace, sender, code, message, request_id))
+        body = _xml(
+            '<ErrorResponse xmlns="%s"><Error><Type>%s</Type><Code>%s</Code><Message>%s</Message></Error>'
+            "<RequestId>%s</RequestId></ErrorResponse>" % (namespace, sender, code, message, request_id)
+        )
     if method == "HEAD":
         body = b""  # a HEAD answer has no body; botocore then takes the status as the error code
     return status, headers, body
@@ -304,8 +317,7 @@ def fault_response(kind, service, operation, protocol, method, rng):
 
 def _denied_response(service, operation, protocol, method, request_id):
     """The AWS answer to a caller without the permission for ``service:operation`` (status, headers, body)."""
-    message = ("User: arn:aws:iam::123456789012:user/fault-proxy is not authorized to perform: %s:%s"
-               % (service, operation))
+    message = "User: arn:aws:iam::123456789012:user/fault-proxy is not authorized to perform: %s:%s" % (service, operation)
     headers = [("x-amzn-RequestId", request_id)]
     if protocol in ("json", "rest-json"):
         status, code = 400, "AccessDeniedException"
@@ -314,21 +326,26 @@ def _denied_response(service, operation, protocol, method, request_id):
     elif protocol == "s3":
         status = 403
         headers = [("x-amz-request-id", request_id[:16]), ("Content-Type", "application/xml")]
-        body = _xml("<Error><Code>AccessDenied</Code><Message>%s</Message><RequestId>%s</RequestId></Error>"
-                    % (message, request_id[:16]))
+        body = _xml("<Error><Code>AccessDenied</Code><Message>%s</Message><RequestId>%s</RequestId></Error>" % (message, request_id[:16]))
     elif protocol == "ec2":
         status = 403
         headers.append(("Content-Type", "text/xml"))
-        body = _xml("<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not authorized to"
-                    " perform this operation (%s:%s).</Message></Error></Errors><RequestID>%s</RequestID></Response>"
-                    % (service, operation, request_id))
+        body = _xml(
+            "<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are not authorized to"
+            " perform this operation (%s:%s).</Message></Error></Errors><RequestID>%s</RequestID></Response>" % (service, operation, request_id)
+        )
     else:
         status = 403
-        namespace = ("https://route53.amazonaws.com/doc/2013-04-01/" if service == "route53" else
-                     "https://%s.amazonaws.com/doc/%s/" % (service, QUERY_VERSIONS.get(service, "2011-01-01")))
+        namespace = (
+            "https://route53.amazonaws.com/doc/2013-04-01/"
+            if service == "route53"
+            else "https://%s.amazonaws.com/doc/%s/" % (service, QUERY_VERSIONS.get(service, "2011-01-01"))
+        )
         headers.append(("Content-Type", "text/xml"))
-        body = _xml('<ErrorResponse xmlns="%s"><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>%s</Message>'
-                    "</Error><RequestId>%s</RequestId></ErrorResponse>" % (namespace, message, request_id))
+        body = _xml(
+            '<ErrorResponse xmlns="%s"><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>%s</Message>'
+            "</Error><RequestId>%s</RequestId></ErrorResponse>" % (namespace, message, request_id)
+        )
     if method == "HEAD":
         body = b""
     return status, headers, body
@@ -364,8 +381,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         agent = self.headers.get("User-Agent") or ""
         if protocol != "internal":
             query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
-            proxy.count_token(service, self.headers.get("X-Amz-Security-Token") or (query.get("X-Amz-Security-Token") or [""])[0],
-                              client_family(agent))
+            proxy.count_token(service, self.headers.get("X-Amz-Security-Token") or (query.get("X-Amz-Security-Token") or [""])[0], client_family(agent))
         kind = proxy.decide(service, operation, protocol, client_of(agent))
         if kind in ("throttle", "busy", "server", "denied"):
             status, headers, data = fault_response(kind, service, operation, protocol, self.command, proxy.rng_for_fault())
@@ -461,8 +477,21 @@ class FaultProxy:
     ``url`` is set by :meth:`start`. Use as a context manager or ``start()``/``stop()``.
     """
 
-    def __init__(self, upstream, rate=0.0, seed=0, mix=None, services=None, host="127.0.0.1", port=0,
-                 upstream_timeout=120.0, latency=0.0, operations=None, max_faults=None, clients=None):
+    def __init__(
+        self,
+        upstream,
+        rate=0.0,
+        seed=0,
+        mix=None,
+        services=None,
+        host="127.0.0.1",
+        port=0,
+        upstream_timeout=120.0,
+        latency=0.0,
+        operations=None,
+        max_faults=None,
+        clients=None,
+    ):
         parsed = urllib.parse.urlsplit(upstream)
         if parsed.scheme != "http" or not parsed.hostname:
             raise ValueError("upstream: expected http://HOST:PORT, got %r" % upstream)
@@ -577,20 +606,27 @@ class FaultProxy:
             operations, services, by_kind = {}, {}, {}
             for key, entry in sorted(self._operations.items()):
                 faults = sum(entry["faults"].values())
-                operations[key] = {"requests": entry["requests"], "faults": faults, "faults_by_kind": dict(entry["faults"]),
-                                   "clients": dict(entry["clients"])}
+                operations[key] = {"requests": entry["requests"], "faults": faults, "faults_by_kind": dict(entry["faults"]), "clients": dict(entry["clients"])}
                 service = services.setdefault(key.split(":", 1)[0], {"requests": 0, "faults": 0})
                 service["requests"] += entry["requests"]
                 service["faults"] += faults
                 for kind, count in entry["faults"].items():
                     by_kind[kind] = by_kind.get(kind, 0) + count
-            return {"rate": self.rate, "seed": self.seed, "latency": self.latency, "mix": dict(self.mix), "upstream": self.upstream,
-                    "requests": sum(o["requests"] for o in operations.values()),
-                    "faults": sum(by_kind.values()), "faults_by_kind": by_kind,
-                    "services": services, "operations": operations,
-                    "internal_requests": self._internal, "upstream_errors": self._upstream_errors,
-                    "session_tokens": {token: {agent: dict(counts) for agent, counts in agents.items()}
-                                       for token, agents in self._tokens.items()}}
+            return {
+                "rate": self.rate,
+                "seed": self.seed,
+                "latency": self.latency,
+                "mix": dict(self.mix),
+                "upstream": self.upstream,
+                "requests": sum(o["requests"] for o in operations.values()),
+                "faults": sum(by_kind.values()),
+                "faults_by_kind": by_kind,
+                "services": services,
+                "operations": operations,
+                "internal_requests": self._internal,
+                "upstream_errors": self._upstream_errors,
+                "session_tokens": {token: {agent: dict(counts) for agent, counts in agents.items()} for token, agents in self._tokens.items()},
+            }
 
     def start(self):
         """Bind and serve in a daemon thread; sets ``url`` and returns self."""
@@ -627,8 +663,11 @@ def main(argv=None):
     parser.add_argument("--upstream", required=True, help="the emulator's URL, http://HOST:PORT")
     parser.add_argument("--rate", type=float, default=0.0, help="fault probability per AWS request (0: count only)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--mix", default=",".join("%s=%g" % kv for kv in DEFAULT_MIX.items()),
-                        help="fault weights over throttle, server, drop, lost, busy, e.g. throttle=2,server=1,drop=1")
+    parser.add_argument(
+        "--mix",
+        default=",".join("%s=%g" % kv for kv in DEFAULT_MIX.items()),
+        help="fault weights over throttle, server, drop, lost, busy, e.g. throttle=2,server=1,drop=1",
+    )
     parser.add_argument("--services", help="comma-separated signing names to fault (default: all)")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="wait this long before forwarding each AWS request")
     parser.add_argument("--host", default="127.0.0.1")
@@ -636,9 +675,16 @@ def main(argv=None):
     parser.add_argument("--port-file", help="write the proxy URL to this file once listening")
     args = parser.parse_args(argv)
     try:
-        proxy = FaultProxy(args.upstream, rate=args.rate, seed=args.seed, mix=parse_mix(args.mix),
-                           services=args.services.split(",") if args.services else None, host=args.host, port=args.port,
-                           latency=args.latency_ms / 1000.0)
+        proxy = FaultProxy(
+            args.upstream,
+            rate=args.rate,
+            seed=args.seed,
+            mix=parse_mix(args.mix),
+            services=args.services.split(",") if args.services else None,
+            host=args.host,
+            port=args.port,
+            latency=args.latency_ms / 1000.0,
+        )
     except ValueError as exc:
         parser.error(str(exc))
     signal.signal(signal.SIGTERM, _interrupt)

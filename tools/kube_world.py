@@ -11,6 +11,7 @@ scripts/ensure_kube.sh) on an address ``PREFIX.N`` port 443, and a node agent st
 kubelets; see tools/kubeworld/ and docs/emulator.md. Runs until SIGTERM/SIGINT, then stops them all.
 The AWS credentials are read from the usual environment variables.
 """
+
 import argparse
 import os
 import signal

@@ -110,10 +110,13 @@ from ansible.errors import AnsibleParserError
 try:
     from ansible.template import trust_as_template
 except ImportError:  # ansible-core < 2.19 templates inventory strings as they are
+
     def trust_as_template(value):
         return value
 
+
 from ansible_collections.amazon.aws.plugins.plugin_utils.inventory import AWSInventoryBase
+
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import security_token_fallback
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_store import (
     StoreError,
@@ -150,7 +153,7 @@ class InventoryModule(AWSInventoryBase):
         try:
             return [normalize_store_url(s) for s in stores]
         except StoreError as exc:
-            raise AnsibleParserError("state_stores: %s" % exc)
+            raise AnsibleParserError("state_stores: %s" % exc) from exc
 
     def _s3_client(self, workers):
         """A boto3 S3 client shared by the reader threads (pool as large as the thread pool)."""
@@ -165,7 +168,7 @@ class InventoryModule(AWSInventoryBase):
         try:
             records = read_stores(self._s3_client(workers), stores, max_workers=workers)
         except StoreError as exc:
-            raise AnsibleParserError(str(exc))
+            raise AnsibleParserError(str(exc)) from exc
         return [summarize_cluster(record) for record in records]
 
     def _populate(self, clusters):
@@ -181,8 +184,7 @@ class InventoryModule(AWSInventoryBase):
             self.inventory.add_host(host)
             # Modules for a cluster run on the controller, in the Python that runs Ansible (which has boto3),
             # not in whatever interpreter discovery would find for a local host.
-            hostvars = dict(variables, ansible_connection="local",
-                            ansible_python_interpreter=trust_as_template("{{ ansible_playbook_python }}"))
+            hostvars = dict(variables, ansible_connection="local", ansible_python_interpreter=trust_as_template("{{ ansible_playbook_python }}"))
             for key, value in hostvars.items():
                 self.inventory.set_variable(host, key, value)
             if variables.get("region"):
@@ -195,8 +197,7 @@ class InventoryModule(AWSInventoryBase):
 
     def parse(self, inventory, loader, path, cache=True):
         super().parse(inventory, loader, path, cache=cache)
-        token = security_token_fallback({"session_token": self.get_option("session_token"),
-                                         "profile": self.get_option("profile")})
+        token = security_token_fallback({"session_token": self.get_option("session_token"), "profile": self.get_option("profile")})
         if token:  # AWX's AWS credential injects AWS_SECURITY_TOKEN (kops_common.security_token_fallback)
             self.set_option("session_token", token)
         stores = self._stores()

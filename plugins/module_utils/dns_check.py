@@ -7,6 +7,7 @@ A delegation of ``name`` is verified when
    referral in the authority section, or in the answer when it is also authoritative), and
 2. every child name server answers an SOA query for ``name`` authoritatively (AA flag set).
 """
+
 import time
 
 try:
@@ -41,7 +42,7 @@ def split_server(entry, default_port=53):
     try:
         port = int(port)
     except ValueError:
-        raise ValueError("%r: the port must be a number" % entry)
+        raise ValueError("%r: the port must be a number" % entry) from None
     if not 1 <= port <= 65535:
         raise ValueError("%r: the port must be between 1 and 65535" % entry)
     return host, port
@@ -131,16 +132,15 @@ def check_once(name, expected_ns, parent_servers, child_servers, timeout=3.0):
     if not child_servers:
         result["problems"].append("no child name server address to query")
     for address, port in parent_servers:
-        got = _ask_each(result, "parent", address, port, lambda: ns_from_parent(address, port, name, timeout))
+        got = _ask_each(result, "parent", address, port, lambda a=address, p=port: ns_from_parent(a, p, name, timeout))
         if got is _FAILED:
             continue
         if not got:
             result["problems"].append("parent server %s:%d has no NS delegation for %s" % (address, port, name))
         elif got != expected:
-            result["problems"].append("parent server %s:%d delegates %s to %s, expected %s" % (
-                address, port, name, ", ".join(got), ", ".join(expected)))
+            result["problems"].append("parent server %s:%d delegates %s to %s, expected %s" % (address, port, name, ", ".join(got), ", ".join(expected)))
     for address, port in child_servers:
-        soa = _ask_each(result, "child", address, port, lambda: soa_from_child(address, port, name, timeout))
+        soa = _ask_each(result, "child", address, port, lambda a=address, p=port: soa_from_child(a, p, name, timeout))
         if soa is None:
             result["problems"].append("child server %s:%d gives no authoritative SOA for %s" % (address, port, name))
     result["ok"] = not result["problems"]

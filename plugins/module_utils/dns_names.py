@@ -7,6 +7,7 @@ presentation form without the trailing dot) and RFC 1123 section 2.1 (a label ma
 digit). kOps applies the same limits to cluster names (pkg/apis/kops/validation/validation.go,
 ``validateClusterName`` via ``k8s.io/apimachinery`` IsDNS1123Subdomain).
 """
+
 import re
 
 MAX_NAME_LENGTH = 253
@@ -33,21 +34,14 @@ def normalize_dns_name(value, field="name"):
     if name.endswith("."):
         name = name[:-1]
     if len(name) > MAX_NAME_LENGTH:
-        raise DNSNameError(
-            "%s: DNS name %r is %d characters long; the limit is %d" % (field, name, len(name), MAX_NAME_LENGTH)
-        )
+        raise DNSNameError("%s: DNS name %r is %d characters long; the limit is %d" % (field, name, len(name), MAX_NAME_LENGTH))
     for label in name.split("."):
         if not label:
             raise DNSNameError("%s: DNS name %r has an empty label (two dots in a row, or a leading dot)" % (field, value))
         if len(label) > MAX_LABEL_LENGTH:
-            raise DNSNameError(
-                "%s: label %r of %r is %d characters long; the limit is %d"
-                % (field, label, name, len(label), MAX_LABEL_LENGTH)
-            )
+            raise DNSNameError("%s: label %r of %r is %d characters long; the limit is %d" % (field, label, name, len(label), MAX_LABEL_LENGTH))
         if not _LABEL_RE.match(label):
-            raise DNSNameError(
-                "%s: label %r of %r may hold only a-z, 0-9 and '-' (not at either end)" % (field, label, name)
-            )
+            raise DNSNameError("%s: label %r of %r may hold only a-z, 0-9 and '-' (not at either end)" % (field, label, name))
     return name
 
 

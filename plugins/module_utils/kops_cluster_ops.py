@@ -5,6 +5,7 @@
 :class:`ClusterOps` wraps a :class:`~kops_runner.KopsRunner`; every method raises
 :class:`~kops_runner.KopsError` when kops fails (except a missing cluster, which is ``None``).
 """
+
 import hashlib
 import os
 import shutil
@@ -34,14 +35,22 @@ def check_version_change(current, desired):
     if new[:2] == old[:2]:
         if new < old:
             return "kubernetes_version: %s is older than the running %s; downgrades are refused (allow_version_skip: true to force)" % (
-                normalize_version(desired), normalize_version(current))
+                normalize_version(desired),
+                normalize_version(current),
+            )
         return None
     if new < old:
         return "kubernetes_version: %s is older than the running %s; downgrades are refused (allow_version_skip: true to force)" % (
-            normalize_version(desired), normalize_version(current))
+            normalize_version(desired),
+            normalize_version(current),
+        )
     if new[0] != old[0] or new[1] - old[1] > 1:
-        return ("kubernetes_version: %s skips a minor version from %s; upgrade one minor version at a time "
-                "(%d.%d.x first) or set allow_version_skip: true" % (normalize_version(desired), normalize_version(current), old[0], old[1] + 1))
+        return "kubernetes_version: %s skips a minor version from %s; upgrade one minor version at a time (%d.%d.x first) or set allow_version_skip: true" % (
+            normalize_version(desired),
+            normalize_version(current),
+            old[0],
+            old[1] + 1,
+        )
     return None
 
 
@@ -104,10 +113,15 @@ class ClusterOps(object):
         cluster = guard.cluster
 
         def conflict(fields):
-            module.fail_json(msg="another run changed fields this run sets while it waited %ss for the lock of cluster %s: "
-                                 "%s. This run wrote nothing; re-run to set them over the other run's values" % (
-                                     guard.lock.waited if guard.lock else 0, cluster, "; ".join(fields)),
-                             conflicting_fields=fields, kops_invocations=self.runner.calls, state_store_safety=guard.facts())
+            module.fail_json(
+                msg="another run changed fields this run sets while it waited %ss for the lock of cluster %s: "
+                "%s. This run wrote nothing; re-run to set them over the other run's values"
+                % (guard.lock.waited if guard.lock else 0, cluster, "; ".join(fields)),
+                conflicting_fields=fields,
+                kops_invocations=self.runner.calls,
+                state_store_safety=guard.facts(),
+            )
+
         self._conflict = conflict
 
     def _writing(self, spec=False):
@@ -165,9 +179,14 @@ class ClusterOps(object):
         """Summary of an InstanceGroup manifest: ``{'name', 'role' (ControlPlane spelling), 'min_size',
         'max_size', 'machine_type', 'zones'}`` (subnets, or zones when no subnets are named)."""
         spec = doc.get("spec") or {}
-        return {"name": get_path(doc, ("metadata", "name")), "role": normalize_role(spec.get("role")),
-                "min_size": spec.get("minSize"), "max_size": spec.get("maxSize"),
-                "machine_type": spec.get("machineType"), "zones": spec.get("subnets") or spec.get("zones") or []}
+        return {
+            "name": get_path(doc, ("metadata", "name")),
+            "role": normalize_role(spec.get("role")),
+            "min_size": spec.get("minSize"),
+            "max_size": spec.get("maxSize"),
+            "machine_type": spec.get("machineType"),
+            "zones": spec.get("subnets") or spec.get("zones") or [],
+        }
 
     def create_dry_run(self, args):
         """``kops create cluster ... --dry-run -o yaml``: the manifests kops would create (list of dicts)."""
@@ -268,8 +287,7 @@ class ClusterOps(object):
         """``kops update cluster --target terraform --out DIR --yes``; ``changed`` compares the files' hashes."""
         before = _tree_hash(out)
         self._writing()
-        self.runner.run(["update", "cluster", "--name", name, "--target", "terraform", "--out", out, "--yes",
-                         "--create-kube-config=false"])
+        self.runner.run(["update", "cluster", "--name", name, "--target", "terraform", "--out", out, "--yes", "--create-kube-config=false"])
         after = _tree_hash(out)
         return {"out": out, "changed": before != after, "files": sorted(_tree_files(out))}
 
@@ -285,8 +303,15 @@ class ClusterOps(object):
         this run would create) makes no kops call."""
         target = path or (os.environ.get("KUBECONFIG") or "").split(os.pathsep)[0] or os.path.expanduser("~/.kube/config")
         if not exists:
-            return {"path": target, "changed": True, "renewed": True, "reason": "a new cluster",
-                    "note": "not written in check mode", "user": None, "admin_expires": None}
+            return {
+                "path": target,
+                "changed": True,
+                "renewed": True,
+                "reason": "a new cluster",
+                "note": "not written in check mode",
+                "user": None,
+                "admin_expires": None,
+            }
         have = kops_kubeconfig.cluster_entry(kops_kubeconfig.read_kubeconfig(target), name)
         workdir = tempfile.mkdtemp(prefix="kopsible-kubeconfig-")
         try:
@@ -298,9 +323,11 @@ class ClusterOps(object):
         reason = kops_kubeconfig.renewal_reason(have, fresh, kops_rules.admin_lifetime(admin))
         result = {"path": target, "changed": reason is not None, "renewed": reason is not None}
         if reason is None:
-            result.update(reason="the credential of user %s is valid until %s and server and CA are kops' own" % (
-                have["user"], kops_kubeconfig.iso(have["expires"])), user=have["user"],
-                admin_expires=kops_kubeconfig.iso(have["expires"]))
+            result.update(
+                reason="the credential of user %s is valid until %s and server and CA are kops' own" % (have["user"], kops_kubeconfig.iso(have["expires"])),
+                user=have["user"],
+                admin_expires=kops_kubeconfig.iso(have["expires"]),
+            )
             return result
         result["reason"] = reason
         if check_mode:
@@ -321,8 +348,7 @@ class ClusterOps(object):
             parsed = kops_output.parse_validate(result.stdout)
         except ValueError:
             message = kops_output.error_message(result.stderr) or "no output"
-            return {"ok": False, "failures": [], "nodes": [], "attempts": 0,
-                    "problems": ["the Kubernetes API of %s did not answer: %s" % (name, message)]}
+            return {"ok": False, "failures": [], "nodes": [], "attempts": 0, "problems": ["the Kubernetes API of %s did not answer: %s" % (name, message)]}
         parsed["topology"] = kops_output.check_topology(parsed["nodes"], control_plane_zones or [], zones or [], node_count)
         parsed["problems"] = [_problem(f) for f in parsed["failures"]]
         parsed["problems"] += parsed["topology"]["problems"]
@@ -349,9 +375,14 @@ class ClusterOps(object):
         for zone in kops_rules.closer_zones(name, dns_zone, zones, private):
             if private:
                 return kops_rules.closer_zone_problem(name, dns_zone, zone)
-            parents = [z for z in zones if not z["private"] and z["name"] != zone["name"]
-                       and kops_rules.is_subdomain(zone["name"], z["name"])
-                       and (z["name"] == dns_zone or kops_rules.is_subdomain(z["name"], dns_zone))]
+            parents = [
+                z
+                for z in zones
+                if not z["private"]
+                and z["name"] != zone["name"]
+                and kops_rules.is_subdomain(zone["name"], z["name"])
+                and (z["name"] == dns_zone or kops_rules.is_subdomain(z["name"], dns_zone))
+            ]
             for parent in sorted(parents, key=lambda z: -len(z["name"])):
                 if route53.get_record(client, parent["id"], zone["name"], "NS"):
                     return kops_rules.closer_zone_problem(name, dns_zone, zone, parent["name"])
@@ -405,9 +436,16 @@ def _tree_hash(root):
 
 # kops_cluster's --networking values -> the v1alpha2 spec.networking key kops stores them under
 # (upup/pkg/fi/cloudup/new_cluster.go setupNetworking).
-_NETWORKING_KEYS = {"kube-router": "kuberouter", "flannel-vxlan": "flannel", "flannel-udp": "flannel",
-                    "cilium-etcd": "cilium", "cilium-eni": "cilium", "kopeio-vxlan": "kopeio",
-                    "amazon-vpc-routed-eni": "amazonvpc", "gce": "gcp"}
+_NETWORKING_KEYS = {
+    "kube-router": "kuberouter",
+    "flannel-vxlan": "flannel",
+    "flannel-udp": "flannel",
+    "cilium-etcd": "cilium",
+    "cilium-eni": "cilium",
+    "kopeio-vxlan": "kopeio",
+    "amazon-vpc-routed-eni": "amazonvpc",
+    "gce": "gcp",
+}
 
 
 def _key_text(key):
@@ -452,8 +490,7 @@ def stored_create_options(cluster, groups, ssh_keys=None):
         "node_security_groups": set(sg for g in nodes for sg in g.get("additionalSecurityGroups") or []),
         "control_plane_security_groups": set(sg for g in cp for sg in g.get("additionalSecurityGroups") or []),
         # kops keeps the documents under a directory named after the cluster (new_cluster.go:392-399)
-        "discovery_store": _parent_store(get_path(spec, ("serviceAccountIssuerDiscovery", "discoveryStore")),
-                                         get_path(cluster, ("metadata", "name"))),
+        "discovery_store": _parent_store(get_path(spec, ("serviceAccountIssuerDiscovery", "discoveryStore")), get_path(cluster, ("metadata", "name"))),
     }
     if ssh_keys is not None:
         stored["ssh_public_key"] = set(_key_text(k.get("publicKey")) for k in ssh_keys)
@@ -477,8 +514,7 @@ def create_only_differences(params, stored):
         if given in (None, [], "") or option not in stored:
             continue
         have = stored[option]
-        if option in ("zones", "control_plane_zones", "subnets", "utility_subnets", "node_security_groups",
-                      "control_plane_security_groups"):
+        if option in ("zones", "control_plane_zones", "subnets", "utility_subnets", "node_security_groups", "control_plane_security_groups"):
             same = set(given) == have
         elif option in ("node_size", "control_plane_size", "node_image", "control_plane_image"):
             same = have <= {given}
@@ -509,11 +545,32 @@ def create_only_differences(params, stored):
 
 
 # Options of kops_cluster that only shape a new cluster (kops create cluster flags); compared, never written.
-CREATE_ONLY = ("zones", "control_plane_zones", "control_plane_count", "node_count", "node_size", "control_plane_size",
-               "networking", "topology", "dns", "dns_zone", "ssh_public_key", "image", "control_plane_image",
-               "node_image", "vpc", "network_cidr", "subnets", "utility_subnets", "api_loadbalancer_type",
-               "additional_network_cidrs", "egress", "node_security_groups", "control_plane_security_groups",
-               "discovery_store")
+CREATE_ONLY = (
+    "zones",
+    "control_plane_zones",
+    "control_plane_count",
+    "node_count",
+    "node_size",
+    "control_plane_size",
+    "networking",
+    "topology",
+    "dns",
+    "dns_zone",
+    "ssh_public_key",
+    "image",
+    "control_plane_image",
+    "node_image",
+    "vpc",
+    "network_cidr",
+    "subnets",
+    "utility_subnets",
+    "api_loadbalancer_type",
+    "additional_network_cidrs",
+    "egress",
+    "node_security_groups",
+    "control_plane_security_groups",
+    "discovery_store",
+)
 
 
 def _parent_store(path, name):
@@ -521,7 +578,7 @@ def _parent_store(path, name):
     if not path:
         return None
     path = path.rstrip("/")
-    return path[:-len(name) - 1] if name and path.endswith("/" + name) else path
+    return path[: -len(name) - 1] if name and path.endswith("/" + name) else path
 
 
 def requested_options(params):

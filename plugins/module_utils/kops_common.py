@@ -1,6 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 """Options and helpers shared by every module that runs kops (documented in doc_fragments/kops.py)."""
+
 import contextlib
 import os
 import re
@@ -30,18 +31,15 @@ class KopsModule(AnsibleAWSModule):
     warning in the result itself, so the copy is left out: the same warnings, no deprecation.
     """
 
+    def _should_inject_warnings(self):
+        return False
+
     def __init__(self, *args, **kwargs):
         super(KopsModule, self).__init__(*args, **kwargs)
         token = security_token_fallback(self.params)
         if token:
             self.params["session_token"] = token
             self._module.no_log_values.add(token)
-
-    def _should_inject_warnings(self):
-        return False
-
-    def __init__(self, *args, **kwargs):
-        super(KopsModule, self).__init__(*args, **kwargs)
         self.written = []
         self.runner = None
         self._cleanups = []
@@ -170,12 +168,12 @@ def state_store_problem(store):
     if scheme == "s3":
         segments = rest.rstrip("/").split("/")
         if not _BUCKET_RE.fullmatch(segments[0]):
-            return ("state_store: %r does not name an S3 bucket (3 to 63 characters: letters, digits, '.', "
-                    "'-'; older us-east-1 buckets also '_')" % store)
+            return "state_store: %r does not name an S3 bucket (3 to 63 characters: letters, digits, '.', '-'; older us-east-1 buckets also '_')" % store
         if "" in segments[1:]:
-            return ("state_store: %r has an empty path segment ('//'); kops lists under it as written but "
-                    "writes and locks under the cleaned path, so they would use different keys: write s3://%s" % (
-                        store, "/".join(s for s in segments if s)))
+            return (
+                "state_store: %r has an empty path segment ('//'); kops lists under it as written but "
+                "writes and locks under the cleaned path, so they would use different keys: write s3://%s" % (store, "/".join(s for s in segments if s))
+            )
     return None
 
 
@@ -214,8 +212,9 @@ def check_account(module, allowed, sts=None):
     client = sts or module.client("sts")
     account = client.get_caller_identity()["Account"]
     if account not in allowed:
-        module.fail_json(msg="allowed_account_ids: the credentials belong to account %s, which is not one of %s; "
-                             "nothing was changed" % (account, ", ".join(allowed)))
+        module.fail_json(
+            msg="allowed_account_ids: the credentials belong to account %s, which is not one of %s; nothing was changed" % (account, ", ".join(allowed))
+        )
     return account
 
 
@@ -262,8 +261,10 @@ class StoreGuard(object):
             bucket = store.split_store(self.state_store)[0]
             code = str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))
             if code in ("NoSuchBucket", "404"):
-                module.fail_json(msg="state_store: bucket %s of %s does not exist (create it first, e.g. with role "
-                                     "kopsible.kops.state_store)" % (bucket, self.state_store), kops_invocations=[])
+                module.fail_json(
+                    msg="state_store: bucket %s of %s does not exist (create it first, e.g. with role kopsible.kops.state_store)" % (bucket, self.state_store),
+                    kops_invocations=[],
+                )
             module.fail_json_aws(exc, msg="state_store: cannot read bucket %s of %s" % (bucket, self.state_store))
         if self.warning:
             module.warn(self.warning)
@@ -306,8 +307,10 @@ class StoreGuard(object):
         try:
             self.lock.release()
         except store.ClientError as exc:
-            return ("the run could not delete its lock %s (%s); the next run on cluster %s waits lock_timeout for it: "
-                    "delete the object, or re-run with break_lock: true" % (self.lock.url, exc, self.cluster))
+            return (
+                "the run could not delete its lock %s (%s); the next run on cluster %s waits lock_timeout for it: "
+                "delete the object, or re-run with break_lock: true" % (self.lock.url, exc, self.cluster)
+            )
         return None
 
     def __exit__(self, exc_type, exc, tb):

@@ -5,25 +5,40 @@
 Rules mirror kops v1.36.2 ``pkg/apis/kops/validation/instancegroup.go`` and ``aws.go`` (cited per
 rule) and raise :class:`~kops_rules.RuleError` naming the option. Pure functions.
 """
+
 import re
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError, duration_seconds  # noqa: F401
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import (
-    IG_SPEC_FIELDS, ROLES, check_spec_fields, labels_as_text, normalize_role)
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import IG_SPEC_FIELDS, ROLES, check_spec_fields, labels_as_text, normalize_role
 
 # Option -> v1alpha2 InstanceGroup spec field (pkg/apis/kops/v1alpha2/instancegroup.go json tags).
 IG_FIELDS = {
-    "min_size": "minSize", "max_size": "maxSize", "machine_type": "machineType", "image": "image",
-    "subnets": "subnets", "zones": "zones", "node_labels": "nodeLabels", "taints": "taints",
-    "cloud_labels": "cloudLabels", "suspend_processes": "suspendProcesses",
-    "instance_protection": "instanceProtection", "instance_metadata": "instanceMetadata",
+    "min_size": "minSize",
+    "max_size": "maxSize",
+    "machine_type": "machineType",
+    "image": "image",
+    "subnets": "subnets",
+    "zones": "zones",
+    "node_labels": "nodeLabels",
+    "taints": "taints",
+    "cloud_labels": "cloudLabels",
+    "suspend_processes": "suspendProcesses",
+    "instance_protection": "instanceProtection",
+    "instance_metadata": "instanceMetadata",
     "detailed_instance_monitoring": "detailedInstanceMonitoring",
-    "external_load_balancers": "externalLoadBalancers", "additional_user_data": "additionalUserData",
-    "compress_user_data": "compressUserData", "packages": "packages", "sysctl_parameters": "sysctlParameters",
-    "mixed_instances_policy": "mixedInstancesPolicy", "capacity_rebalance": "capacityRebalance",
-    "warm_pool": "warmPool", "max_instance_lifetime": "maxInstanceLifetime", "root_volume": "rootVolume",
-    "max_price": "maxPrice", "rolling_update": "rollingUpdate",
+    "external_load_balancers": "externalLoadBalancers",
+    "additional_user_data": "additionalUserData",
+    "compress_user_data": "compressUserData",
+    "packages": "packages",
+    "sysctl_parameters": "sysctlParameters",
+    "mixed_instances_policy": "mixedInstancesPolicy",
+    "capacity_rebalance": "capacityRebalance",
+    "warm_pool": "warmPool",
+    "max_instance_lifetime": "maxInstanceLifetime",
+    "root_volume": "rootVolume",
+    "max_price": "maxPrice",
+    "rolling_update": "rollingUpdate",
 }
 
 # Known keys of the dict options (snake_case on our side), so a typo fails instead of being ignored.
@@ -31,21 +46,34 @@ NESTED_KEYS = {
     "instance_metadata": {"http_tokens", "http_put_response_hop_limit"},
     "external_load_balancers": {"load_balancer_name", "target_group_arn"},
     "additional_user_data": {"name", "type", "content"},
-    "mixed_instances_policy": {"instances", "instance_requirements", "on_demand_allocation_strategy",
-                               "on_demand_base", "on_demand_above_base", "spot_allocation_strategy",
-                               "spot_instance_pools"},
+    "mixed_instances_policy": {
+        "instances",
+        "instance_requirements",
+        "on_demand_allocation_strategy",
+        "on_demand_base",
+        "on_demand_above_base",
+        "spot_allocation_strategy",
+        "spot_instance_pools",
+    },
     "instance_requirements": {"cpu", "memory", "excluded_instance_types"},
     "warm_pool": {"min_size", "max_size", "enable_lifecycle_hook", "lifecycle_hook_timeout", "additional_images"},
-    "root_volume": {"size", "type", "iops", "throughput", "encryption", "encryption_key", "delete_on_termination",
-                    "optimization"},
+    "root_volume": {"size", "type", "iops", "throughput", "encryption", "encryption_key", "delete_on_termination", "optimization"},
     "rolling_update": {"max_surge", "max_unavailable", "drain_and_terminate"},
 }
 # pkg/apis/kops/instancegroup.go SpotAllocationStrategies
-SPOT_STRATEGIES = ("lowest-price", "diversified", "capacity-optimized", "capacity-optimized-prioritized",
-                   "price-capacity-optimized")
+SPOT_STRATEGIES = ("lowest-price", "diversified", "capacity-optimized", "capacity-optimized-prioritized", "price-capacity-optimized")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")  # k8s.io/api core/v1 TaintEffect
-SUSPENDABLE = ("Launch", "Terminate", "AddToLoadBalancer", "AlarmNotification", "AZRebalance", "HealthCheck",
-               "InstanceRefresh", "ReplaceUnhealthy", "ScheduledActions")  # AWS Auto Scaling process names
+SUSPENDABLE = (
+    "Launch",
+    "Terminate",
+    "AddToLoadBalancer",
+    "AlarmNotification",
+    "AZRebalance",
+    "HealthCheck",
+    "InstanceRefresh",
+    "ReplaceUnhealthy",
+    "ScheduledActions",
+)  # AWS Auto Scaling process names
 _TAINT_RE = re.compile(r"^(?P<key>[A-Za-z0-9./_-]+)(=(?P<value>[A-Za-z0-9._-]*))?:(?P<effect>\w+)$")
 
 
@@ -117,8 +145,9 @@ def check_sizes(role, min_size, max_size):
     if role == "ControlPlane":
         for field, value in (("min_size", min_size), ("max_size", max_size)):
             if value is not None and value > 1:
-                raise RuleError("%s: %d; a ControlPlane InstanceGroup has at most 1 instance (0 or 1); add more "
-                                "control-plane InstanceGroups instead" % (field, value))
+                raise RuleError(
+                    "%s: %d; a ControlPlane InstanceGroup has at most 1 instance (0 or 1); add more control-plane InstanceGroups instead" % (field, value)
+                )
 
 
 def check_fields(params, role, cluster_subnets=None):
@@ -166,8 +195,7 @@ def check_lifetime(value):
     kops stores a longer one, the Auto Scaling API refuses it at ``update cluster --yes``)."""
     seconds = duration_seconds(value, "max_instance_lifetime")
     if 0 < seconds < 86400:
-        raise RuleError("max_instance_lifetime: %s is under 24h; it must be 0 or at least 24h (aws.go "
-                        "awsValidateMaximumInstanceLifetime)" % value)
+        raise RuleError("max_instance_lifetime: %s is under 24h; it must be 0 or at least 24h (aws.go awsValidateMaximumInstanceLifetime)" % value)
     if seconds > MAX_LIFETIME_SECONDS:
         raise RuleError("max_instance_lifetime: %s is over 365 days (8760h), the most AWS Auto Scaling accepts" % value)
 
@@ -190,8 +218,10 @@ def check_load_balancers(lbs):
     limit here (AWS' per-group quota is adjustable)."""
     classic = [lb for lb in lbs if lb.get("load_balancer_name")]
     if len(classic) > 10:
-        raise RuleError("external_load_balancers: %d classic load balancers (load_balancer_name) given; kops attaches "
-                        "them in one AttachLoadBalancers call, which takes at most 10" % len(classic))
+        raise RuleError(
+            "external_load_balancers: %d classic load balancers (load_balancer_name) given; kops attaches "
+            "them in one AttachLoadBalancers call, which takes at most 10" % len(classic)
+        )
     for index, lb in enumerate(lbs):
         field = "external_load_balancers[%d]" % index
         for key in ("load_balancer_name", "target_group_arn"):
@@ -218,16 +248,25 @@ def check_taints(taints):
     for index, taint in enumerate(taints):
         match = _TAINT_RE.fullmatch(text(taint, "taints[%d]" % index))
         if not match or match.group("effect") not in TAINT_EFFECTS:
-            raise RuleError("taints[%d]: %r must be key[=value]:Effect with Effect one of %s (instancegroup.go "
-                            "ParseTaint)" % (index, taint, ", ".join(TAINT_EFFECTS)))
+            raise RuleError(
+                "taints[%d]: %r must be key[=value]:Effect with Effect one of %s (instancegroup.go ParseTaint)" % (index, taint, ", ".join(TAINT_EFFECTS))
+            )
         if taint in seen:
             raise RuleError("taints[%d]: %r is listed twice (instancegroup.go: Duplicate value)" % (index, taint))
         seen.add(taint)
 
 
 # pkg/apis/kops/validation/instancegroup.go:412-421 validUserDataTypes
-USER_DATA_TYPES = ("text/x-include-once-url", "text/x-include-url", "text/cloud-config-archive", "text/upstart-job",
-                   "text/cloud-config", "text/part-handler", "text/x-shellscript", "text/cloud-boothook")
+USER_DATA_TYPES = (
+    "text/x-include-once-url",
+    "text/x-include-url",
+    "text/cloud-config-archive",
+    "text/upstart-job",
+    "text/cloud-config",
+    "text/part-handler",
+    "text/x-shellscript",
+    "text/cloud-boothook",
+)
 
 
 def check_user_data(parts):
@@ -238,8 +277,10 @@ def check_user_data(parts):
             if not item.get(key):
                 raise RuleError("additional_user_data[%d].%s: required (instancegroup.go validateExtraUserData)" % (index, key))
         if item.get("type") not in USER_DATA_TYPES:
-            raise RuleError("additional_user_data[%d].type: %r is not one of %s (instancegroup.go validUserDataTypes)"
-                            % (index, item.get("type"), ", ".join(USER_DATA_TYPES)))
+            raise RuleError(
+                "additional_user_data[%d].type: %r is not one of %s (instancegroup.go validUserDataTypes)"
+                % (index, item.get("type"), ", ".join(USER_DATA_TYPES))
+            )
 
 
 # pkg/apis/kops/validation/instancegroup.go:284-287: the root volume types kops accepts on AWS.
@@ -376,8 +417,7 @@ def check_warm_pool(pool, role, max_price):
         if role is not None and role not in ("Node", "APIServer"):
             raise RuleError("warm_pool: only allowed on instance groups with role Node or APIServer, not %s" % role)
         if max_price:
-            raise RuleError("warm_pool: cannot be used with spot instances (max_price is set); kops refuses a warm "
-                            "pool with maxPrice")
+            raise RuleError("warm_pool: cannot be used with spot instances (max_price is set); kops refuses a warm pool with maxPrice")
     if high is not None and high < 0:
         raise RuleError("warm_pool.max_size: cannot be negative")
     if low is not None and high is not None and high < low:
@@ -388,10 +428,16 @@ def check_warm_pool(pool, role, max_price):
 
 # v1alpha2 keeps the root volume in flat fields (pkg/apis/kops/v1alpha2/instancegroup.go: RootVolume is
 # json:"-"; rootVolumeSize, rootVolumeType, rootVolumeIops, ...); a nested rootVolume is silently dropped.
-ROOT_VOLUME_FIELDS = {"size": "rootVolumeSize", "type": "rootVolumeType", "iops": "rootVolumeIops",
-                      "throughput": "rootVolumeThroughput", "encryption": "rootVolumeEncryption",
-                      "encryption_key": "rootVolumeEncryptionKey", "delete_on_termination": "rootVolumeDeleteOnTermination",
-                      "optimization": "rootVolumeOptimization"}
+ROOT_VOLUME_FIELDS = {
+    "size": "rootVolumeSize",
+    "type": "rootVolumeType",
+    "iops": "rootVolumeIops",
+    "throughput": "rootVolumeThroughput",
+    "encryption": "rootVolumeEncryption",
+    "encryption_key": "rootVolumeEncryptionKey",
+    "delete_on_termination": "rootVolumeDeleteOnTermination",
+    "optimization": "rootVolumeOptimization",
+}
 
 
 def overrides(params):
@@ -472,9 +518,12 @@ def merged_params(params, spec):
 
 def new_manifest(cluster, name, role, fields):
     """A fresh v1alpha2 InstanceGroup manifest (dict) for ``kops create -f``."""
-    return {"apiVersion": "kops.k8s.io/v1alpha2", "kind": "InstanceGroup",
-            "metadata": {"name": name, "labels": {"kops.k8s.io/cluster": cluster}},
-            "spec": dict({"role": "Master" if role == "ControlPlane" else role}, **fields)}
+    return {
+        "apiVersion": "kops.k8s.io/v1alpha2",
+        "kind": "InstanceGroup",
+        "metadata": {"name": name, "labels": {"kops.k8s.io/cluster": cluster}},
+        "spec": dict({"role": "Master" if role == "ControlPlane" else role}, **fields),
+    }
 
 
 # EC2 user data: at most 16 KB in raw form, before base64 (EC2 RunInstances / launch template UserData). kops
@@ -535,8 +584,10 @@ def user_data_problem(boot_script, spec, measured_from):
     if len(rendered) <= MAX_USER_DATA:
         return None
     extra = sum(len((p.get("content") or "").encode("utf-8")) for p in parts)
-    return ("additional_user_data: the launch template user data would be %d bytes, over EC2's limit of %d (nodeup "
-            "script %d bytes as kops rendered it in %s, additional parts %d bytes, MIME framing the rest); EC2 would "
-            "refuse it at update. Shrink the parts (compress_user_data compresses only kops' own kube_env inside the "
-            "nodeup script, never additional parts), or fetch the larger part from S3 in a short script" % (
-                len(rendered), MAX_USER_DATA, len(boot_script.encode("utf-8")), measured_from, extra))
+    return (
+        "additional_user_data: the launch template user data would be %d bytes, over EC2's limit of %d (nodeup "
+        "script %d bytes as kops rendered it in %s, additional parts %d bytes, MIME framing the rest); EC2 would "
+        "refuse it at update. Shrink the parts (compress_user_data compresses only kops' own kube_env inside the "
+        "nodeup script, never additional parts), or fetch the larger part from S3 in a short script"
+        % (len(rendered), MAX_USER_DATA, len(boot_script.encode("utf-8")), measured_from, extra)
+    )

@@ -22,6 +22,7 @@ AWS calls per cluster: DescribeAutoScalingGroups (one per 50 groups), DescribeLa
 for groups on ``$Latest``/``$Default``), DescribeInstances (one paginated call for the cluster),
 DescribeWarmPool (one per group that has a warm pool).
 """
+
 import os
 
 try:
@@ -31,8 +32,7 @@ except ImportError:  # reported by kops_common.state_store_of (missing_required_
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_pdb
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import normalize_role
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_store import (
-    CLUSTER_CONFIG, CONTROL_PLANE_ROLES, INSTANCE_GROUP_DIR, summarize_cluster)
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_store import CLUSTER_CONFIG, CONTROL_PLANE_ROLES, INSTANCE_GROUP_DIR, summarize_cluster
 
 TAG_CLUSTER = "KubernetesCluster"  # awsup.TagClusterName
 TAG_INSTANCE_GROUP = "kops.k8s.io/instancegroup"  # identity_aws.CloudTagInstanceGroupName
@@ -63,10 +63,9 @@ def read_file_store(store, names=None):
 
     :raises ValueError: an object that is not a YAML mapping (the message names the file).
     """
-    root = store[len("file://"):].rstrip("/") or "/"
+    root = store[len("file://") :].rstrip("/") or "/"
     if names is None:
-        names = sorted(n for n in os.listdir(root) if os.path.isfile(os.path.join(root, n, CLUSTER_CONFIG))) \
-            if os.path.isdir(root) else []
+        names = sorted(n for n in os.listdir(root) if os.path.isfile(os.path.join(root, n, CLUSTER_CONFIG))) if os.path.isdir(root) else []
     records = []
     for name in names:
         cluster = _read_yaml_file(os.path.join(root, name, CLUSTER_CONFIG))
@@ -74,8 +73,7 @@ def read_file_store(store, names=None):
             continue
         folder = os.path.join(root, name, INSTANCE_GROUP_DIR)
         groups = [_read_yaml_file(os.path.join(folder, f)) for f in sorted(os.listdir(folder))] if os.path.isdir(folder) else []
-        records.append({"store": store.rstrip("/"), "name": name, "cluster": cluster,
-                        "instance_groups": [g for g in groups if g is not None]})
+        records.append({"store": store.rstrip("/"), "name": name, "cluster": cluster, "instance_groups": [g for g in groups if g is not None]})
     return records
 
 
@@ -94,8 +92,7 @@ def _launch_of_group(group):
     ``findAutoscalingGroupLaunchConfiguration`` reads it (version may still be ``$Latest``/``$Default``)."""
     if group.get("LaunchConfigurationName"):
         return group["LaunchConfigurationName"], None, None
-    spec = group.get("LaunchTemplate") or ((group.get("MixedInstancesPolicy") or {}).get("LaunchTemplate") or {}).get(
-        "LaunchTemplateSpecification") or {}
+    spec = group.get("LaunchTemplate") or ((group.get("MixedInstancesPolicy") or {}).get("LaunchTemplate") or {}).get("LaunchTemplateSpecification") or {}
     return None, spec.get("LaunchTemplateId"), spec.get("Version") or ""
 
 
@@ -128,8 +125,7 @@ def read_cloud_groups(autoscaling, ec2, cluster, instance_groups):
     asgs = []
     names = sorted(by_asg)
     for start in range(0, len(names), ASG_BATCH):
-        pages = autoscaling.get_paginator("describe_auto_scaling_groups").paginate(
-            AutoScalingGroupNames=names[start:start + ASG_BATCH])
+        pages = autoscaling.get_paginator("describe_auto_scaling_groups").paginate(AutoScalingGroupNames=names[start : start + ASG_BATCH])
         for page in pages:
             # a group being deleted is skipped, as kops does (its Status is only set then)
             asgs.extend(g for g in page["AutoScalingGroups"] if not g.get("Status"))
@@ -139,9 +135,9 @@ def read_cloud_groups(autoscaling, ec2, cluster, instance_groups):
         for template in ec2.describe_launch_templates(LaunchTemplateIds=resolve)["LaunchTemplates"]:
             templates[template["LaunchTemplateId"]] = template
     instances = {}
-    for page in ec2.get_paginator("describe_instances").paginate(Filters=[
-            {"Name": "tag:" + TAG_CLUSTER, "Values": [cluster]},
-            {"Name": "instance-state-name", "Values": LISTED_STATES}]):
+    for page in ec2.get_paginator("describe_instances").paginate(
+        Filters=[{"Name": "tag:" + TAG_CLUSTER, "Values": [cluster]}, {"Name": "instance-state-name", "Values": LISTED_STATES}]
+    ):
         for reservation in page["Reservations"]:
             for instance in reservation["Instances"]:
                 instances[instance["InstanceId"]] = instance
@@ -184,19 +180,37 @@ def _cloud_group(autoscaling, asg, ig, templates, instances):
         tags = _tags(instance)
         if instance_id not in seen and TAG_DETACHED in tags and tags.get(TAG_INSTANCE_GROUP) == ig:
             found.append(_instance(instance, "Detached", "InService", None, None))
-    return {"name": asg["AutoScalingGroupName"], "min_size": asg.get("MinSize"), "desired_capacity": asg.get("DesiredCapacity"),
-            "max_size": asg.get("MaxSize"), "launch": launch, "instances": sorted(found, key=lambda i: i["id"])}
+    return {
+        "name": asg["AutoScalingGroupName"],
+        "min_size": asg.get("MinSize"),
+        "desired_capacity": asg.get("DesiredCapacity"),
+        "max_size": asg.get("MaxSize"),
+        "launch": launch,
+        "instances": sorted(found, key=lambda i: i["id"]),
+    }
 
 
 def _instance(instance, status, state, lifecycle_state, launch):
     tags = _tags(instance)
-    roles = sorted({"control-plane" if k[len(TAG_ROLE_PREFIX):] in ("master", "control-plane") else k[len(TAG_ROLE_PREFIX):]
-                    for k in tags if k.startswith(TAG_ROLE_PREFIX)})
-    return {"id": instance["InstanceId"], "status": status, "need_update": status != "UpToDate", "state": state,
-            "lifecycle_state": lifecycle_state, "launch": launch,
-            "zone": (instance.get("Placement") or {}).get("AvailabilityZone"),
-            "machine_type": instance.get("InstanceType"), "private_ip": instance.get("PrivateIpAddress"),
-            "roles": roles}
+    roles = sorted(
+        {
+            "control-plane" if k[len(TAG_ROLE_PREFIX) :] in ("master", "control-plane") else k[len(TAG_ROLE_PREFIX) :]
+            for k in tags
+            if k.startswith(TAG_ROLE_PREFIX)
+        }
+    )
+    return {
+        "id": instance["InstanceId"],
+        "status": status,
+        "need_update": status != "UpToDate",
+        "state": state,
+        "lifecycle_state": lifecycle_state,
+        "launch": launch,
+        "zone": (instance.get("Placement") or {}).get("AvailabilityZone"),
+        "machine_type": instance.get("InstanceType"),
+        "private_ip": instance.get("PrivateIpAddress"),
+        "roles": roles,
+    }
 
 
 def read_nodes(kubeconfig, context=None, timeout=15):
@@ -217,11 +231,16 @@ def node_summary(node):
     status = node.get("status") or {}
     roles = sorted(k.split("/", 1)[1] for k in labels if k.startswith("node-role.kubernetes.io/"))
     ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
-    return {"name": (node.get("metadata") or {}).get("name"), "instance_id": kops_pdb.instance_id_of(node),
-            "instance_group": labels.get(kops_pdb.INSTANCE_GROUP_LABEL),
-            "role": roles[0] if roles else None, "zone": labels.get("topology.kubernetes.io/zone"),
-            "ready": ready, "kubelet_version": (status.get("nodeInfo") or {}).get("kubeletVersion"),
-            "unschedulable": bool((node.get("spec") or {}).get("unschedulable"))}
+    return {
+        "name": (node.get("metadata") or {}).get("name"),
+        "instance_id": kops_pdb.instance_id_of(node),
+        "instance_group": labels.get(kops_pdb.INSTANCE_GROUP_LABEL),
+        "role": roles[0] if roles else None,
+        "zone": labels.get("topology.kubernetes.io/zone"),
+        "ready": ready,
+        "kubelet_version": (status.get("nodeInfo") or {}).get("kubeletVersion"),
+        "unschedulable": bool((node.get("spec") or {}).get("unschedulable")),
+    }
 
 
 def group_info(ig, cluster_summary, cloud=None, nodes=None):
@@ -246,8 +265,7 @@ def group_info(ig, cluster_summary, cloud=None, nodes=None):
             if nodes is not None:
                 instance["node"] = (nodes.get(instance["id"]) or {}).get("name")
         need = sum(1 for i in cloud["instances"] if i["need_update"])
-        cloud.update(need_update=need, ready=len(cloud["instances"]) - need,
-                     status="NeedsUpdate" if need else "Ready")
+        cloud.update(need_update=need, ready=len(cloud["instances"]) - need, status="NeedsUpdate" if need else "Ready")
     result["cloud"] = cloud
     return result
 
@@ -261,9 +279,10 @@ def cluster_info(record, cloud=None, nodes=None, validation=None):
     info = summarize_cluster(record)
     info["spec"] = (record.get("cluster") or {}).get("spec") or {}
     by_instance = {n["instance_id"]: n for n in nodes or [] if n["instance_id"]}
-    info["instance_groups"] = [group_info(ig, info, (cloud or {}).get((ig.get("metadata") or {}).get("name")),
-                                          by_instance if nodes is not None else None)
-                               for ig in record.get("instance_groups") or []]
+    info["instance_groups"] = [
+        group_info(ig, info, (cloud or {}).get((ig.get("metadata") or {}).get("name")), by_instance if nodes is not None else None)
+        for ig in record.get("instance_groups") or []
+    ]
     info["needs_update"] = [g["name"] for g in info["instance_groups"] if g["cloud"] and g["cloud"]["need_update"]]
     info["nodes"] = nodes
     info["validation"] = validation
@@ -295,8 +314,9 @@ def cloud_and_nodes(module, record, read_cloud=True, kubeconfig=None, kube_conte
     if read_cloud:
         retry = AWSRetry.jittered_backoff()
         try:
-            cloud = read_cloud_groups(module.client("autoscaling", retry_decorator=retry),
-                                      module.client("ec2", retry_decorator=retry), name, record["instance_groups"])
+            cloud = read_cloud_groups(
+                module.client("autoscaling", retry_decorator=retry), module.client("ec2", retry_decorator=retry), name, record["instance_groups"]
+            )
         except Exception as exc:  # botocore's ClientError/BotoCoreError; fail_json_aws formats both
             module.fail_json_aws(exc, msg="cannot read the Auto Scaling groups and instances of cluster %s" % name)
     if kubeconfig:
@@ -304,7 +324,9 @@ def cloud_and_nodes(module, record, read_cloud=True, kubeconfig=None, kube_conte
         try:
             nodes = [node_summary(n) for n in read_nodes(kubeconfig, context)]
         except Exception as exc:  # the kubernetes client raises many types (urllib3, ApiException, ConfigException)
-            module.fail_json(msg="kubeconfig: cannot list the nodes of cluster %s through %s (%s: %s)" % (
-                name, kubeconfig, type(exc).__name__, str(exc).splitlines()[0][:300] if str(exc) else ""))
+            module.fail_json(
+                msg="kubeconfig: cannot list the nodes of cluster %s through %s (%s: %s)"
+                % (name, kubeconfig, type(exc).__name__, str(exc).splitlines()[0][:300] if str(exc) else "")
+            )
         nodes.sort(key=lambda n: n["name"] or "")
     return cloud, nodes

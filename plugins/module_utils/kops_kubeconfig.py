@@ -7,6 +7,7 @@ user, pkg/kubeconfig/kubecfg_builder.go:111-112 and 148-221 of create_kubecfg.go
 client certificate every time (create_kubecfg.go:169-199). :func:`renewal_reason` compares the kubeconfig a user
 has with the one kops would write now, so that a re-run with a credential that still serves changes nothing.
 """
+
 import base64
 import datetime
 
@@ -73,17 +74,30 @@ def cluster_entry(config, cluster):
     ``{'context': bool, 'server', 'ca' (base64 str), 'tls_server_name', 'user', 'client_certificate' (base64 str),
     'client_key': bool, 'expires' (aware datetime or None)}``; ``context`` False when there is no such context."""
     context = _named(config.get("contexts"), cluster, "context")
-    found = {"context": context is not None, "server": None, "ca": None, "tls_server_name": None, "user": None,
-             "client_certificate": None, "client_key": False, "expires": None}
+    found = {
+        "context": context is not None,
+        "server": None,
+        "ca": None,
+        "tls_server_name": None,
+        "user": None,
+        "client_certificate": None,
+        "client_key": False,
+        "expires": None,
+    }
     if context is None:
         return found
     entry = _named(config.get("clusters"), context.get("cluster"), "cluster") or {}
     user = _named(config.get("users"), context.get("user"), "user") or {}
     cert = _certificate(user.get("client-certificate-data"))
-    found.update(server=entry.get("server"), ca=entry.get("certificate-authority-data"),
-                 tls_server_name=entry.get("tls-server-name"), user=context.get("user"),
-                 client_certificate=user.get("client-certificate-data"), client_key=bool(user.get("client-key-data")),
-                 expires=_not_after(cert) if cert is not None else None)
+    found.update(
+        server=entry.get("server"),
+        ca=entry.get("certificate-authority-data"),
+        tls_server_name=entry.get("tls-server-name"),
+        user=context.get("user"),
+        client_certificate=user.get("client-certificate-data"),
+        client_key=bool(user.get("client-key-data")),
+        expires=_not_after(cert) if cert is not None else None,
+    )
     return found
 
 

@@ -5,6 +5,7 @@
 Formats are those of kops v1.36.2; each parser names the kops file that prints what it reads.
 Fixtures captured from the real binary live in tests/unit/fixtures/kops-1.36.2/.
 """
+
 import json
 import re
 
@@ -126,8 +127,8 @@ def _never_applied(item):
     fields = NEVER_APPLIED.get(item.get("type"), frozenset())
     to_nil = NEVER_APPLIED_TO_NIL.get(item.get("type"), frozenset())
     return bool(item["changes"]) and all(
-        name in fields or (name in to_nil and isinstance(change, dict) and change.get("new") == "<nil>")
-        for name, change in item["changes"].items())
+        name in fields or (name in to_nil and isinstance(change, dict) and change.get("new") == "<nil>") for name, change in item["changes"].items()
+    )
 
 
 def split_never_applied(plan):
@@ -163,16 +164,15 @@ def settle_unread_fields(plan, describe_group):
             continue
         group = describe_group(item["name"])
         held = group is not None and all(
-            "new" in item["changes"][f] and str(group.get(UNREAD_ASG_FIELDS[f])).lower() == item["changes"][f]["new"].lower()
-            for f in unread)
+            "new" in item["changes"][f] and str(group.get(UNREAD_ASG_FIELDS[f])).lower() == item["changes"][f]["new"].lower() for f in unread
+        )
         (plan["ignored"] if held else kept).append(item)
     plan["modify"] = kept
     plan["changed"] = any(plan[key] for key in ("create", "modify", "delete"))
     return plan
 
 
-PLAN_SKIPPED_NOTE = ("not planned: this run wrote the spec and plan_before_apply=false, so it applied "
-                     "(kops update cluster --yes) without the dry run")
+PLAN_SKIPPED_NOTE = "not planned: this run wrote the spec and plan_before_apply=false, so it applied (kops update cluster --yes) without the dry run"
 
 
 def report_plan(result, plan, applied):
@@ -222,7 +222,7 @@ def parse_table(text):
     :returns: list of dicts keyed by the upper-case header names, values str (empty cells ``''``).
         Lines after the first blank line that follows the table (e.g. ``Must specify --yes``) are ignored.
     """
-    lines = [l.expandtabs(8) for l in text.splitlines()]
+    lines = [line.expandtabs(8) for line in text.splitlines()]
     while lines and not lines[0].strip():
         lines.pop(0)
     if not lines:
@@ -237,7 +237,7 @@ def parse_table(text):
         row = {}
         for index, name in enumerate(names):
             end = starts[index + 1] if index + 1 < len(starts) else None
-            row[name] = line[starts[index]:end].strip() if starts[index] < len(line) else ""
+            row[name] = line[starts[index] : end].strip() if starts[index] < len(line) else ""
         rows.append(row)
     return rows
 
@@ -250,8 +250,7 @@ def parse_upgrade(stdout):
         'Channel' | 'Image', 'old': str, 'new': str}`` (``old`` is ``''`` when unset).
     """
     rows = [r for r in parse_table(stdout) if "ITEM" in r and "PROPERTY" in r]
-    return [{"item": r["ITEM"], "property": r["PROPERTY"], "old": r.get("OLD", ""), "new": r.get("NEW", "")}
-            for r in rows if r["ITEM"]]
+    return [{"item": r["ITEM"], "property": r["PROPERTY"], "old": r.get("OLD", ""), "new": r.get("NEW", "")} for r in rows if r["ITEM"]]
 
 
 def parse_rolling_update(stdout):
@@ -263,8 +262,7 @@ def parse_rolling_update(stdout):
     groups = []
     for row in parse_table(stdout):
         group = {"name": row["NAME"], "status": row["STATUS"]}
-        for key, column in (("need_update", "NEEDUPDATE"), ("ready", "READY"), ("min", "MIN"),
-                            ("target", "TARGET"), ("max", "MAX"), ("nodes", "NODES")):
+        for key, column in (("need_update", "NEEDUPDATE"), ("ready", "READY"), ("min", "MIN"), ("target", "TARGET"), ("max", "MAX"), ("nodes", "NODES")):
             if column in row:
                 group[key] = int(row[column]) if row[column].isdigit() else 0
         groups.append(group)
@@ -335,17 +333,20 @@ def parse_delete_report(stdout):
             for row in parse_table("\n".join(lines[index:])):
                 resources.append({"type": row.get("TYPE", ""), "name": row.get("NAME", ""), "id": row.get("ID", "")})
             break
-    return {"resources": resources, "deleted": bool(re.search(r'^Deleted cluster: "', stdout, re.M)),
-            "nothing_to_delete": "No cloud resources to delete" in stdout}
+    return {
+        "resources": resources,
+        "deleted": bool(re.search(r'^Deleted cluster: "', stdout, re.M)),
+        "nothing_to_delete": "No cloud resources to delete" in stdout,
+    }
 
 
 def error_message(stderr):
     """The ``Error: ...`` message kops printed (str), or the last non-log line of stderr, or ''."""
-    lines = [l for l in stderr.splitlines() if l.strip()]
+    lines = [line for line in stderr.splitlines() if line.strip()]
     for line in reversed(lines):
         if line.startswith("Error: "):
-            return line[len("Error: "):].strip()
-    plain = [l for l in lines if not re.match(r"^[IWE]\d{4} ", l)]
+            return line[len("Error: ") :].strip()
+    plain = [line for line in lines if not re.match(r"^[IWE]\d{4} ", line)]
     return plain[-1].strip() if plain else ""
 
 
@@ -356,8 +357,12 @@ _KLOG_WARNING = re.compile(r"^W\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+\] (?P<message
 _KLOG_ANY = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ \S+\] ")
 # Plain stderr lines kops prints that are no warning: results of a command (cmd/kops/upgrade_cluster.go:268,
 # get_all.go:96, root.go:329) and the Error: line of a failure (main.go:44, reported as the failure itself).
-_NOT_WARNINGS = (re.compile(r"^No upgrade required$"), re.compile(r"^No instance groups found$"),
-                 re.compile(r"^Using cluster from kubectl context: "), re.compile(r"^Error: "))
+_NOT_WARNINGS = (
+    re.compile(r"^No upgrade required$"),
+    re.compile(r"^No instance groups found$"),
+    re.compile(r"^Using cluster from kubectl context: "),
+    re.compile(r"^Error: "),
+)
 
 
 def kops_warnings(stdout, stderr, merged=False):
@@ -419,12 +424,15 @@ def check_topology(nodes, control_plane_zones, zones, node_count=None):
     node_zones = sorted({n.get("zone") for n in nodes if n.get("role") in ("node", "Node")})
     problems = []
     if control_plane_zones and len(cp_zones) < len(set(control_plane_zones)):
-        problems.append("control-plane nodes run in %d zone(s) (%s), expected %d (%s)" % (
-            len(cp_zones), ", ".join(cp_zones) or "none", len(set(control_plane_zones)), ", ".join(sorted(set(control_plane_zones)))))
+        problems.append(
+            "control-plane nodes run in %d zone(s) (%s), expected %d (%s)"
+            % (len(cp_zones), ", ".join(cp_zones) or "none", len(set(control_plane_zones)), ", ".join(sorted(set(control_plane_zones))))
+        )
     spread = len(set(zones or [])) if node_count is None else min(len(set(zones or [])), node_count)
     if spread > 1 and len(node_zones) < 2:
-        problems.append("worker nodes run in %d zone(s) (%s); expected at least 2 of %s" % (
-            len(node_zones), ", ".join(node_zones) or "none", ", ".join(sorted(set(zones)))))
+        problems.append(
+            "worker nodes run in %d zone(s) (%s); expected at least 2 of %s" % (len(node_zones), ", ".join(node_zones) or "none", ", ".join(sorted(set(zones))))
+        )
     return {"control_plane_zones": cp_zones, "node_zones": node_zones, "problems": problems}
 
 
@@ -446,8 +454,8 @@ _EVICT_RETRY = re.compile(r'^error when evicting pods/"(?P<pod>[^"]+)" -n "(?P<n
 
 def _group_of(asg, cluster):
     """InstanceGroup name of an Auto Scaling group kops named ``<ig>.<cluster>`` or ``<ig>.masters.<cluster>``."""
-    name = asg[:-len(cluster) - 1] if cluster and asg.endswith("." + cluster) else asg
-    return name[:-len(".masters")] if name.endswith(".masters") else name
+    name = asg[: -len(cluster) - 1] if cluster and asg.endswith("." + cluster) else asg
+    return name[: -len(".masters")] if name.endswith(".masters") else name
 
 
 def parse_rolling_log(text, cluster):
@@ -475,8 +483,15 @@ def parse_rolling_log(text, cluster):
 
     def group(name):
         if name not in groups:
-            groups[name] = {"instances": [], "nodes_drained": [], "pods_evicted": {}, "evictions_refused": [],
-                            "validations": [], "started": state["last"], "ended": state["last"]}
+            groups[name] = {
+                "instances": [],
+                "nodes_drained": [],
+                "pods_evicted": {},
+                "evictions_refused": [],
+                "validations": [],
+                "started": state["last"],
+                "ended": state["last"],
+            }
             order.append(name)
         state["group"] = name
         return groups[name]
@@ -507,8 +522,7 @@ def parse_rolling_log(text, cluster):
             continue
         retry = _EVICT_RETRY.match(line)
         if retry and state["group"]:
-            groups[state["group"]]["evictions_refused"].append({"pod": "%s/%s" % (retry.group("ns"), retry.group("pod")),
-                                                                "reason": retry.group("reason")})
+            groups[state["group"]]["evictions_refused"].append({"pod": "%s/%s" % (retry.group("ns"), retry.group("pod")), "reason": retry.group("reason")})
             continue
         for kind, pattern in _ROLL_PATTERNS:
             match = pattern.match(line)
@@ -527,8 +541,7 @@ def parse_rolling_log(text, cluster):
                 state["validating_at"] = state["last"]
             elif kind in ("validated", "not_valid"):
                 took = round(state["last"] - state["validating_at"], 3) if state["validating_at"] is not None and state["last"] is not None else None
-                record = {"ok": kind == "validated", "seconds": took,
-                          "message": match.group("message") if kind == "not_valid" else None}
+                record = {"ok": kind == "validated", "seconds": took, "message": match.group("message") if kind == "not_valid" else None}
                 (groups[state["group"]]["validations"] if state["group"] else before).append(record)
             elif kind == "disabled":
                 disabled.append(match.group("group"))
@@ -541,5 +554,4 @@ def parse_rolling_log(text, cluster):
         started, ended = entry.pop("started"), entry.pop("ended")
         entry["seconds"] = round(ended - started, 3) if started is not None and ended is not None else None
     total = round(state["last"] - state["first"], 3) if state["first"] is not None else 0.0
-    return {"groups": groups, "order": order, "validations_before": before, "disabled": disabled,
-            "completed": state["completed"], "seconds": total}
+    return {"groups": groups, "order": order, "validations_before": before, "disabled": disabled, "completed": state["completed"], "seconds": total}

@@ -19,6 +19,7 @@ INSTANCE_GROUP_LABEL = "kops.k8s.io/instancegroup"  # set by kops on every node 
 try:
     from kubernetes import client as k8s_client
     from kubernetes import config as k8s_config
+
     HAS_KUBERNETES = True
 except ImportError:  # pragma: no cover - reported through missing_required_lib
     HAS_KUBERNETES = False
@@ -112,13 +113,13 @@ def blocking_pdbs(pdbs, pods, node_names):
         if allowed > 0:
             continue
         namespace = _get(pdb, "metadata", "namespace")
-        covered = ["%s/%s on %s" % (namespace, _get(p, "metadata", "name"), _get(p, "spec", "nodeName"))
-                   for p in on_nodes
-                   if _get(p, "metadata", "namespace") == namespace
-                   and selector_matches(_get(pdb, "spec", "selector"), _get(p, "metadata", "labels"))]
+        covered = [
+            "%s/%s on %s" % (namespace, _get(p, "metadata", "name"), _get(p, "spec", "nodeName"))
+            for p in on_nodes
+            if _get(p, "metadata", "namespace") == namespace and selector_matches(_get(pdb, "spec", "selector"), _get(p, "metadata", "labels"))
+        ]
         if covered:
-            found.append({"name": _get(pdb, "metadata", "name"), "namespace": namespace,
-                          "disruptions_allowed": allowed, "pods": sorted(covered)})
+            found.append({"name": _get(pdb, "metadata", "name"), "namespace": namespace, "disruptions_allowed": allowed, "pods": sorted(covered)})
     return sorted(found, key=lambda b: (b["namespace"] or "", b["name"] or ""))
 
 

@@ -9,6 +9,7 @@ copied to a temporary ``file://`` state store, the changed manifests written the
 their real places (the spec's ``configBase`` points at the real store), and nothing is written:
 the dry run only reads.
 """
+
 import os
 import shutil
 import tempfile
@@ -48,7 +49,7 @@ def _copy_specs(s3_client, state_store, cluster, target):
         return
     for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=base):
         for obj in page.get("Contents", []):
-            rel = obj["Key"][len(base):]
+            rel = obj["Key"][len(base) :]
             if wanted(rel):
                 path = os.path.join(target, rel)
                 os.makedirs(os.path.dirname(path), exist_ok=True)

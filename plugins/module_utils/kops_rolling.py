@@ -6,6 +6,7 @@ Flags mirror cmd/kops/rolling-update_cluster.go of kops v1.36.2; each option map
 the same meaning. Order of a roll (pkg/instancegroups/rollingupdate.go): bastions, then the control
 plane one group at a time, then API servers, then nodes.
 """
+
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
 
 try:
@@ -14,9 +15,14 @@ except ImportError:  # pragma: no cover - amazon.aws is a dependency of the coll
     AWSRetry = None
 
 ROLES = ("control-plane", "apiserver", "node", "bastion")
-DURATION_FLAGS = (("validation_timeout", "--validation-timeout"), ("drain_timeout", "--drain-timeout"),
-                  ("control_plane_interval", "--control-plane-interval"), ("node_interval", "--node-interval"),
-                  ("bastion_interval", "--bastion-interval"), ("post_drain_delay", "--post-drain-delay"))
+DURATION_FLAGS = (
+    ("validation_timeout", "--validation-timeout"),
+    ("drain_timeout", "--drain-timeout"),
+    ("control_plane_interval", "--control-plane-interval"),
+    ("node_interval", "--node-interval"),
+    ("bastion_interval", "--bastion-interval"),
+    ("post_drain_delay", "--post-drain-delay"),
+)
 
 
 def rolling_role(value):
@@ -33,8 +39,7 @@ def rolling_role(value):
     for role in ROLES:
         if role.rstrip("s") == found:
             return role
-    raise RuleError("instance_group_roles: %r is not one of %s (any case, plural, or master for control-plane)" % (
-        value, ", ".join(ROLES)))
+    raise RuleError("instance_group_roles: %r is not one of %s (any case, plural, or master for control-plane)" % (value, ", ".join(ROLES)))
 
 
 def rolling_update_args(cluster, params, yes):
@@ -104,9 +109,9 @@ def group_instances(groups, cluster):
         suffix = "." + cluster
         if not name.endswith(suffix):
             continue
-        ig = name[:-len(suffix)]
+        ig = name[: -len(suffix)]
         if ig.endswith(".masters"):
-            ig = ig[:-len(".masters")]
+            ig = ig[: -len(".masters")]
         result[ig] = sorted(i["InstanceId"] for i in group.get("Instances", []))
     return result
 
@@ -145,18 +150,24 @@ def roll_report(log, changes, would_roll, succeeded=False):
         new = list((changes.get(name) or {}).get("after", []))
         instances = []
         for index, inst in enumerate(entry["instances"]):
-            instances.append({"old": inst["id"], "node": inst["node"], "stopped": inst["stopped"],
-                              "new": new[index] if index < len(new) else None})
+            instances.append({"old": inst["id"], "node": inst["node"], "stopped": inst["stopped"], "new": new[index] if index < len(new) else None})
         validations = entry["validations"]
-        groups.append({
-            "name": name, "instances": instances, "nodes_drained": entry["nodes_drained"],
-            "pods_evicted": sum(len(p) for p in entry["pods_evicted"].values()), "evicted": entry["pods_evicted"],
-            "evictions_refused": len(entry["evictions_refused"]), "refusals": entry["evictions_refused"][:5],
-            "validations": len(validations),
-            "validation_seconds": round(sum(v["seconds"] or 0 for v in validations), 3),
-            "validation_failures": [v["message"] for v in validations if not v["ok"]],
-            "seconds": entry["seconds"],
-            "done": bool(instances) and all(i["stopped"] for i in instances)})
+        groups.append(
+            {
+                "name": name,
+                "instances": instances,
+                "nodes_drained": entry["nodes_drained"],
+                "pods_evicted": sum(len(p) for p in entry["pods_evicted"].values()),
+                "evicted": entry["pods_evicted"],
+                "evictions_refused": len(entry["evictions_refused"]),
+                "refusals": entry["evictions_refused"][:5],
+                "validations": len(validations),
+                "validation_seconds": round(sum(v["seconds"] or 0 for v in validations), 3),
+                "validation_failures": [v["message"] for v in validations if not v["ok"]],
+                "seconds": entry["seconds"],
+                "done": bool(instances) and all(i["stopped"] for i in instances),
+            }
+        )
     done = {g["name"] for g in groups if g["done"]}
     if succeeded and log.get("completed"):
         done |= set(would_roll) - set(log.get("disabled") or [])

@@ -5,6 +5,7 @@
 Each rule mirrors a kops rule and cites the kops v1.36.2 file it comes from. Every function raises
 :class:`RuleError` (a ValueError) whose message starts with the option name.
 """
+
 import re
 
 from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import DNSNameError, is_subdomain, normalize_dns_name
@@ -27,10 +28,9 @@ def cluster_name(value, field="name"):
     try:
         name = normalize_dns_name(value, field)
     except DNSNameError as exc:
-        raise RuleError(str(exc))
+        raise RuleError(str(exc)) from exc
     if "." not in name:
-        raise RuleError("%s: a cluster name must be a fully qualified DNS name such as "
-                        "mycluster01.example.org or mycluster.k8s.local, got %r" % (field, name))
+        raise RuleError("%s: a cluster name must be a fully qualified DNS name such as mycluster01.example.org or mycluster.k8s.local, got %r" % (field, name))
     return name
 
 
@@ -69,8 +69,7 @@ def zones(values, field="zones", region=None):
             raise RuleError("%s: %r is not an availability zone name such as us-east-1a" % (field, zone))
         regions.setdefault(found, []).append(zone)
     if len(regions) > 1:
-        raise RuleError("%s: all zones must be in one region, got %s" % (
-            field, "; ".join("%s: %s" % (r, ", ".join(z)) for r, z in sorted(regions.items()))))
+        raise RuleError("%s: all zones must be in one region, got %s" % (field, "; ".join("%s: %s" % (r, ", ".join(z)) for r, z in sorted(regions.items()))))
     found = next(iter(regions))
     if region and region != found:
         raise RuleError("%s: zones are in %s but the region option is %s" % (field, found, region))
@@ -86,8 +85,10 @@ def control_plane_zones(values, node_zones):
     if not values:
         return
     if len(values) % 2 == 0:
-        raise RuleError("control_plane_zones: %d zones given (%s); etcd needs an odd number of control-plane "
-                        "zones for quorum (1, 3 or 5)" % (len(values), ", ".join(values)))
+        raise RuleError(
+            "control_plane_zones: %d zones given (%s); etcd needs an odd number of control-plane "
+            "zones for quorum (1, 3 or 5)" % (len(values), ", ".join(values))
+        )
     region = zones(values, "control_plane_zones")
     node_region = region_of_zone(node_zones[0]) if node_zones else None
     if node_region and node_region != region:
@@ -137,8 +138,7 @@ def arn_partitions(value, region, field):
     elif isinstance(value, str) and value.startswith("arn:"):
         parts = value.split(":", 5)
         if len(parts) < 6 or parts[1] != partition:
-            raise RuleError("%s: %r is not an ARN of partition %s, the partition of %s (arn:%s:...)" % (
-                field, value, partition, region, partition))
+            raise RuleError("%s: %r is not an ARN of partition %s, the partition of %s (arn:%s:...)" % (field, value, partition, region, partition))
         if parts[3] and parts[3] != region:
             raise RuleError("%s: %r is in region %s; the cluster is in %s" % (field, value, parts[3], region))
 
@@ -163,9 +163,10 @@ def supported_kubernetes_version(value, field="kubernetes_version"):
     the spec is written. Returns ``(major, minor, patch)``."""
     version = kubernetes_version(value, field)
     if version < OLDEST_SUPPORTED_KUBERNETES:
-        raise RuleError("%s: %s is older than %s, the oldest Kubernetes version kops v1.36.2 supports "
-                        "(kops would write the spec and refuse every update: 'kubernetes upgrade is required')" % (
-                            field, value, "%d.%d.%d" % OLDEST_SUPPORTED_KUBERNETES))
+        raise RuleError(
+            "%s: %s is older than %s, the oldest Kubernetes version kops v1.36.2 supports "
+            "(kops would write the spec and refuse every update: 'kubernetes upgrade is required')" % (field, value, "%d.%d.%d" % OLDEST_SUPPORTED_KUBERNETES)
+        )
     return version
 
 
@@ -174,10 +175,12 @@ def dns_zone_encloses(zone, name):
     try:
         zone = normalize_dns_name(zone, "dns_zone")
     except DNSNameError as exc:
-        raise RuleError(str(exc))
+        raise RuleError(str(exc)) from exc
     if zone != name and not is_subdomain(name, zone):
-        raise RuleError("dns_zone: %s does not enclose the cluster name %s; the cluster's DNS records are "
-                        "written under its name, so the zone must be a suffix of it" % (zone, name))
+        raise RuleError(
+            "dns_zone: %s does not enclose the cluster name %s; the cluster's DNS records are "
+            "written under its name, so the zone must be a suffix of it" % (zone, name)
+        )
     return zone
 
 
@@ -203,9 +206,11 @@ def closer_zone_problem(name, dns_zone, zone, delegated_from=None):
     ``delegated_from`` is the zone holding its NS delegation (public zones)."""
     kind = "private" if zone["private"] else "public"
     how = " and is delegated from %s" % delegated_from if delegated_from else ""
-    return ("dns_zone: %s is not the closest hosted zone enclosing %s: the %s zone %s (%s) exists%s, so records kops "
-            "wrote in %s would be shadowed by it and the API name would never resolve. Use dns_zone: %s" % (
-                dns_zone, name, kind, zone["name"], zone["id"], how, dns_zone, zone["name"]))
+    return (
+        "dns_zone: %s is not the closest hosted zone enclosing %s: the %s zone %s (%s) exists%s, so records kops "
+        "wrote in %s would be shadowed by it and the API name would never resolve. Use dns_zone: %s"
+        % (dns_zone, name, kind, zone["name"], zone["id"], how, dns_zone, zone["name"])
+    )
 
 
 def non_negative(value, field):
@@ -227,13 +232,30 @@ def cidr(value, field):
     try:
         ipaddress.ip_network(value, strict=True)
     except ValueError as exc:
-        raise RuleError("%s: %r is not a network in CIDR form (%s)" % (field, value, exc))
+        raise RuleError("%s: %r is not a network in CIDR form (%s)" % (field, value, exc)) from exc
 
 
 # upup/pkg/fi/cloudup/new_cluster.go setupNetworking (:1316 "unknown networking mode"): the --networking values kops accepts.
-NETWORKING_MODES = ("kubenet", "external", "cni", "kopeio-vxlan", "kopeio", "flannel", "flannel-vxlan", "flannel-udp",
-                    "calico", "kube-router", "amazonvpc", "amazon-vpc-routed-eni", "cilium", "cilium-etcd",
-                    "cilium-eni", "gcp", "gce", "kindnet")
+NETWORKING_MODES = (
+    "kubenet",
+    "external",
+    "cni",
+    "kopeio-vxlan",
+    "kopeio",
+    "flannel",
+    "flannel-vxlan",
+    "flannel-udp",
+    "calico",
+    "kube-router",
+    "amazonvpc",
+    "amazon-vpc-routed-eni",
+    "cilium",
+    "cilium-etcd",
+    "cilium-eni",
+    "gcp",
+    "gce",
+    "kindnet",
+)
 # pkg/apis/kops/channel.go CloudProviderID values.
 CLOUDS = ("aws", "digitalocean", "gce", "hetzner", "openstack", "azure", "scaleway", "linode", "metal")
 _DURATION_RE = re.compile(r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$")
@@ -241,8 +263,16 @@ _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m":
 _MACHINE_TYPE_RE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 # Key types golang.org/x/crypto/ssh ParseAuthorizedKey knows (kops reads the key with it:
 # upup/pkg/fi/clientset_castore.go AddSSHPublicKey, "error parsing SSH public key").
-SSH_KEY_TYPES = ("ssh-rsa", "ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521",
-                 "ssh-dss", "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com")
+SSH_KEY_TYPES = (
+    "ssh-rsa",
+    "ssh-ed25519",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "ssh-dss",
+    "sk-ssh-ed25519@openssh.com",
+    "sk-ecdsa-sha2-nistp256@openssh.com",
+)
 
 
 def one_of(value, allowed, field):
@@ -270,8 +300,7 @@ def admin_lifetime(value, field="admin"):
     Returns the seconds (float); raises RuleError naming ``field``."""
     seconds = duration_seconds(value, field)
     if seconds == 0:
-        raise RuleError("%s: %r is no lifetime; kops would export a kubeconfig whose user has no credential. Give a "
-                        "duration such as 18h" % (field, value))
+        raise RuleError("%s: %r is no lifetime; kops would export a kubeconfig whose user has no credential. Give a duration such as 18h" % (field, value))
     return seconds
 
 
@@ -286,8 +315,7 @@ def control_plane_count(count, control_plane_zones):
     if count % 2 == 0:
         raise RuleError("control_plane_count: %d; etcd needs an odd number of control-plane nodes for quorum (1, 3 or 5)" % count)
     if control_plane_zones and count < len(control_plane_zones):
-        raise RuleError("control_plane_count: %d is less than the %d control_plane_zones; give at least one node per zone"
-                        % (count, len(control_plane_zones)))
+        raise RuleError("control_plane_count: %d is less than the %d control_plane_zones; give at least one node per zone" % (count, len(control_plane_zones)))
 
 
 def machine_types(value, field):
@@ -307,8 +335,7 @@ def ssh_public_key(value, field="ssh_public_key"):
 
     text = value.strip() if isinstance(value, str) else ""
     if "PRIVATE KEY" in text:
-        raise RuleError("%s: this is a private key; give the public key (the .pub file, one line starting "
-                        "with ssh-rsa or ssh-ed25519)" % field)
+        raise RuleError("%s: this is a private key; give the public key (the .pub file, one line starting with ssh-rsa or ssh-ed25519)" % field)
     parts = text.split()
     problem = None
     if len(parts) < 2 or parts[0] not in SSH_KEY_TYPES:
@@ -317,7 +344,7 @@ def ssh_public_key(value, field="ssh_public_key"):
         try:
             blob = base64.b64decode(parts[1], validate=True)
             length = struct.unpack(">I", blob[:4])[0]
-            if blob[4:4 + length].decode("ascii") != parts[0]:
+            if blob[4 : 4 + length].decode("ascii") != parts[0]:
                 problem = "the key data is not a %s key" % parts[0]
         except (binascii.Error, struct.error, UnicodeDecodeError, ValueError):
             problem = "the key data is not base64 of an SSH public key"
@@ -332,8 +359,7 @@ def instance_group_name(value, field="name"):
     Returns it; raises RuleError naming ``field``."""
     name = value if isinstance(value, str) else ""
     if not name or len(name) > 253 or not all(re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", p) for p in name.split(".")):
-        raise RuleError("%s: %r must be lowercase letters, digits, '-' and '.', starting and ending "
-                        "with a letter or digit" % (field, value))
+        raise RuleError("%s: %r must be lowercase letters, digits, '-' and '.', starting and ending with a letter or digit" % (field, value))
     return name
 
 
@@ -357,11 +383,12 @@ def egress(value, topology, ipv6=False, field="egress"):
     if value is None:
         return None
     if value != EGRESS_EXTERNAL and value.split("-")[0] not in EGRESS_TYPES:
-        raise RuleError("%s: %r must be a NAT gateway (nat-...), an Elastic IP for one (eipalloc-...), a NAT instance "
-                        "(i-...), a transit gateway (tgw-...) or External" % (field, value))
+        raise RuleError(
+            "%s: %r must be a NAT gateway (nat-...), an Elastic IP for one (eipalloc-...), a NAT instance "
+            "(i-...), a transit gateway (tgw-...) or External" % (field, value)
+        )
     if value != EGRESS_EXTERNAL and topology != "private" and not ipv6:
-        raise RuleError("%s: %r needs topology: private (or ipv6: true); kops allows egress only on private or "
-                        "IPv6-capable public subnets" % (field, value))
+        raise RuleError("%s: %r needs topology: private (or ipv6: true); kops allows egress only on private or IPv6-capable public subnets" % (field, value))
     return value
 
 
@@ -400,10 +427,9 @@ def spec_set(values, field="set"):
     the first ``=``, "unhandled field" without one; the ``cluster.`` prefix is optional). Raises RuleError."""
     for value in values or []:
         key, sep, dummy = (value if isinstance(value, str) else "").partition("=")
-        key = key[len("cluster."):] if key.startswith("cluster.") else key
+        key = key[len("cluster.") :] if key.startswith("cluster.") else key
         if not sep or not re.fullmatch(r"(spec|metadata)(\.[A-Za-z0-9_\[\]-]+)+", key):
-            raise RuleError("%s: %r is not PATH=VALUE such as cluster.spec.nodePortAccess=1.2.3.4/32 "
-                            "(a field path of the Cluster under spec)" % (field, value))
+            raise RuleError("%s: %r is not PATH=VALUE such as cluster.spec.nodePortAccess=1.2.3.4/32 (a field path of the Cluster under spec)" % (field, value))
 
 
 def instance_manager(value, discovery, field="instance_manager"):
@@ -413,7 +439,7 @@ def instance_manager(value, discovery, field="instance_manager"):
         return
     one_of(value, INSTANCE_MANAGERS, field)
     if value == "karpenter" and not discovery:
-        raise RuleError("%s: karpenter needs discovery_store (kops: \"karpenter requires --discovery-store\")" % field)
+        raise RuleError('%s: karpenter needs discovery_store (kops: "karpenter requires --discovery-store")' % field)
 
 
 def api_server_count(count, feature_flags, field="api_server_count"):
@@ -425,5 +451,6 @@ def api_server_count(count, feature_flags, field="api_server_count"):
     non_negative(count, field)
     flags = [f.strip() for f in (feature_flags or "").split(",")]
     if count and "+APIServerNodes" not in flags and "APIServerNodes" not in flags:
-        raise RuleError("%s: kops offers API server nodes only with the APIServerNodes feature flag; set kops_env "
-                        "KOPS_FEATURE_FLAGS to include +APIServerNodes" % field)
+        raise RuleError(
+            "%s: kops offers API server nodes only with the APIServerNodes feature flag; set kops_env KOPS_FEATURE_FLAGS to include +APIServerNodes" % field
+        )

@@ -7,6 +7,7 @@ Modules never start kops themselves; they build a :class:`KopsRunner` with :func
 :meth:`KopsRunner.run`. Credentials travel only in the child's environment, never in argv, results
 or error messages.
 """
+
 import os
 import shutil
 import signal
@@ -16,8 +17,7 @@ import time
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import error_message, kops_warnings
 
 DEFAULT_TIMEOUT = 1800
-SECRET_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-              "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY")
+SECRET_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY")
 
 
 # kops commands that write the state store even without --yes (k8s.io/kops v1.36.2 cmd/kops/root.go's
@@ -43,8 +43,7 @@ class KopsError(Exception):
     def not_found(self):
         """True when kops said the cluster or instance group does not exist (and nothing else went wrong)."""
         text = self.message.lower()
-        return ("cluster not found" in text or ('" not found' in text and "kops.k8s.io" in text)
-                or text.startswith("instancegroup") and "not found" in text)
+        return "cluster not found" in text or ('" not found' in text and "kops.k8s.io" in text) or text.startswith("instancegroup") and "not found" in text
 
     def to_result(self):
         """Fields for ``fail_json`` (dict)."""
@@ -58,8 +57,9 @@ class KopsResult(object):
         self.argv, self.rc, self.stdout, self.stderr, self.seconds = argv, rc, stdout, stderr, seconds
 
 
-def kops_environment(state_store=None, region=None, endpoint_url=None, access_key=None, secret_key=None,
-                     session_token=None, profile=None, kubeconfig=None, extra=None, base=None):
+def kops_environment(
+    state_store=None, region=None, endpoint_url=None, access_key=None, secret_key=None, session_token=None, profile=None, kubeconfig=None, extra=None, base=None
+):
     """The environment for a kops child process (dict of str).
 
     Starts from ``base`` (default ``os.environ``) and sets, only where a value is given:
@@ -107,8 +107,9 @@ def find_binary(binary):
     """Absolute path of ``binary`` (a path or a name on PATH). Raises KopsError when there is none."""
     path = binary if os.sep in binary else shutil.which(binary)
     if not path or not os.access(path, os.X_OK):
-        raise KopsError("kops_binary: %r is not an executable file or a command on PATH; install kops "
-                        "(role kopsible.kops.kops_binary) or give its path" % binary)
+        raise KopsError(
+            "kops_binary: %r is not an executable file or a command on PATH; install kops (role kopsible.kops.kops_binary) or give its path" % binary
+        )
     return path
 
 
@@ -160,12 +161,18 @@ class KopsRunner(object):
         shown = ["kops"] + argv[1:]
         start = time.monotonic()
         try:
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.STDOUT if merged else subprocess.PIPE,
-                                    env=self.env, universal_newlines=True, start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT if merged else subprocess.PIPE,
+                env=self.env,
+                universal_newlines=True,
+                start_new_session=True,
+            )
         except OSError as exc:
             # e.g. an executable file that is not a program: the option that chose it is what to fix
-            raise KopsError("kops_binary: could not start %s: %s" % (argv[0], exc), shown)
+            raise KopsError("kops_binary: could not start %s: %s" % (argv[0], exc), shown) from exc
         try:
             stdout, stderr = proc.communicate(stdin, timeout=timeout or self.timeout)
         except subprocess.TimeoutExpired:
@@ -174,8 +181,7 @@ class KopsRunner(object):
             stderr = stdout if merged else stderr
             self.calls.append({"argv": shown, "rc": -1, "seconds": round(time.monotonic() - start, 3)})
             self._route_warnings(shown, stdout, stderr, merged)
-            raise KopsError("kops did not finish within %ss" % (timeout or self.timeout), shown, -1,
-                            self.redact(stderr), self.redact(stdout))
+            raise KopsError("kops did not finish within %ss" % (timeout or self.timeout), shown, -1, self.redact(stderr), self.redact(stdout)) from None
         seconds = round(time.monotonic() - start, 3)
         stderr = stdout if merged else stderr
         self.calls.append({"argv": shown, "rc": proc.returncode, "seconds": seconds})
@@ -226,12 +232,18 @@ def runner_from_module(module, state_store, kubeconfig=None):
     from ansible_collections.amazon.aws.plugins.module_utils.botocore import get_aws_connection_info
 
     region, endpoint_url, boto = get_aws_connection_info(module)
-    env = kops_environment(state_store=state_store, region=region, endpoint_url=endpoint_url,
-                           access_key=boto.get("aws_access_key_id"), secret_key=boto.get("aws_secret_access_key"),
-                           session_token=boto.get("aws_session_token"), profile=boto.get("profile_name"),
-                           kubeconfig=kubeconfig, extra=module.params.get("kops_env"))
-    runner = KopsRunner(module.params.get("kops_binary") or "kops", env, module.params.get("kops_timeout") or DEFAULT_TIMEOUT,
-                        on_warning=module.warn)
+    env = kops_environment(
+        state_store=state_store,
+        region=region,
+        endpoint_url=endpoint_url,
+        access_key=boto.get("aws_access_key_id"),
+        secret_key=boto.get("aws_secret_access_key"),
+        session_token=boto.get("aws_session_token"),
+        profile=boto.get("profile_name"),
+        kubeconfig=kubeconfig,
+        extra=module.params.get("kops_env"),
+    )
+    runner = KopsRunner(module.params.get("kops_binary") or "kops", env, module.params.get("kops_timeout") or DEFAULT_TIMEOUT, on_warning=module.warn)
     if hasattr(module, "runner"):
         module.runner = runner  # KopsModule: its failures report the kops commands that wrote
     return runner

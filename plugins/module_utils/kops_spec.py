@@ -6,6 +6,7 @@ object to write, and the field-level diff that decides whether anything is writt
 Pure functions on dicts; the objects are what ``kops get ... -o json`` returns and ``kops replace -f``
 accepts.
 """
+
 import copy
 
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
@@ -22,29 +23,143 @@ CLUSTER_FIELDS = {
 # Every field of a v1alpha2 ClusterSpec / InstanceGroupSpec (json names in pkg/apis/kops/v1alpha2/cluster.go and
 # instancegroup.go of kops v1.36.2). kops decodes manifests leniently: an unknown field is dropped without a word,
 # so a typo in a ``spec`` option would be reported as a change on every run and never stored.
-CLUSTER_SPEC_FIELDS = frozenset((
-    "DisableSubnetTags", "additionalNetworkCIDRs", "additionalPolicies", "additionalSans", "addons", "api", "assets",
-    "authentication", "authorization", "awsLoadBalancerController", "certManager", "channel", "cloudConfig",
-    "cloudControllerManager", "cloudLabels", "cloudProvider", "clusterAutoscaler", "clusterDNSDomain", "configBase",
-    "configStore", "containerRuntime", "containerd", "dnsControllerGossipConfig", "dnsZone", "docker", "egressProxy",
-    "encryptionConfig", "etcdClusters", "externalDns", "externalPolicies", "fileAssets", "gossipConfig", "hooks", "iam",
-    "isolateMasters", "karpenter", "keyStore", "kubeAPIServer", "kubeControllerManager", "kubeDNS", "kubeProxy",
-    "kubeScheduler", "kubelet", "kubernetesApiAccess", "kubernetesVersion", "masterInternalName", "masterKubelet",
-    "masterPublicName", "metricsServer", "networkCIDR", "networkID", "networking", "nodeAuthorization", "nodePortAccess",
-    "nodeProblemDetector", "nodeTerminationHandler", "nonMasqueradeCIDR", "ntp", "packages", "podCIDR",
-    "podIdentityWebhook", "project", "rollingUpdate", "secretStore", "serviceAccountIssuerDiscovery",
-    "serviceClusterIPRange", "snapshotController", "sshAccess", "sshKeyName", "subnets", "sysctlParameters", "target",
-    "topology", "updatePolicy", "useHostCertificates", "warmPool"))
-IG_SPEC_FIELDS = frozenset((
-    "additionalSecurityGroups", "additionalUserData", "associatePublicIp", "autoscale", "autoscalePriority",
-    "capacityRebalance", "cloudLabels", "compressUserData", "containerd", "cpuCredits", "detailedInstanceMonitoring",
-    "externalLoadBalancers", "fileAssets", "gcpProvisioningModel", "guestAccelerators", "hooks", "iam", "image",
-    "instanceInterruptionBehavior", "instanceMetadata", "instanceProtection", "kubelet", "machineType", "manager",
-    "maxInstanceLifetime", "maxPrice", "maxSize", "minSize", "mixedInstancesPolicy", "nodeLabels", "packages", "role",
-    "rollingUpdate", "rootVolumeDeleteOnTermination", "rootVolumeEncryption", "rootVolumeEncryptionKey",
-    "rootVolumeIops", "rootVolumeOptimization", "rootVolumeSize", "rootVolumeThroughput", "rootVolumeType",
-    "securityGroupOverride", "spotDurationInMinutes", "subnets", "suspendProcesses", "sysctlParameters", "taints",
-    "tenancy", "updatePolicy", "volumeMounts", "volumes", "warmPool", "zones"))
+CLUSTER_SPEC_FIELDS = frozenset(
+    (
+        "DisableSubnetTags",
+        "additionalNetworkCIDRs",
+        "additionalPolicies",
+        "additionalSans",
+        "addons",
+        "api",
+        "assets",
+        "authentication",
+        "authorization",
+        "awsLoadBalancerController",
+        "certManager",
+        "channel",
+        "cloudConfig",
+        "cloudControllerManager",
+        "cloudLabels",
+        "cloudProvider",
+        "clusterAutoscaler",
+        "clusterDNSDomain",
+        "configBase",
+        "configStore",
+        "containerRuntime",
+        "containerd",
+        "dnsControllerGossipConfig",
+        "dnsZone",
+        "docker",
+        "egressProxy",
+        "encryptionConfig",
+        "etcdClusters",
+        "externalDns",
+        "externalPolicies",
+        "fileAssets",
+        "gossipConfig",
+        "hooks",
+        "iam",
+        "isolateMasters",
+        "karpenter",
+        "keyStore",
+        "kubeAPIServer",
+        "kubeControllerManager",
+        "kubeDNS",
+        "kubeProxy",
+        "kubeScheduler",
+        "kubelet",
+        "kubernetesApiAccess",
+        "kubernetesVersion",
+        "masterInternalName",
+        "masterKubelet",
+        "masterPublicName",
+        "metricsServer",
+        "networkCIDR",
+        "networkID",
+        "networking",
+        "nodeAuthorization",
+        "nodePortAccess",
+        "nodeProblemDetector",
+        "nodeTerminationHandler",
+        "nonMasqueradeCIDR",
+        "ntp",
+        "packages",
+        "podCIDR",
+        "podIdentityWebhook",
+        "project",
+        "rollingUpdate",
+        "secretStore",
+        "serviceAccountIssuerDiscovery",
+        "serviceClusterIPRange",
+        "snapshotController",
+        "sshAccess",
+        "sshKeyName",
+        "subnets",
+        "sysctlParameters",
+        "target",
+        "topology",
+        "updatePolicy",
+        "useHostCertificates",
+        "warmPool",
+    )
+)
+IG_SPEC_FIELDS = frozenset(
+    (
+        "additionalSecurityGroups",
+        "additionalUserData",
+        "associatePublicIp",
+        "autoscale",
+        "autoscalePriority",
+        "capacityRebalance",
+        "cloudLabels",
+        "compressUserData",
+        "containerd",
+        "cpuCredits",
+        "detailedInstanceMonitoring",
+        "externalLoadBalancers",
+        "fileAssets",
+        "gcpProvisioningModel",
+        "guestAccelerators",
+        "hooks",
+        "iam",
+        "image",
+        "instanceInterruptionBehavior",
+        "instanceMetadata",
+        "instanceProtection",
+        "kubelet",
+        "machineType",
+        "manager",
+        "maxInstanceLifetime",
+        "maxPrice",
+        "maxSize",
+        "minSize",
+        "mixedInstancesPolicy",
+        "nodeLabels",
+        "packages",
+        "role",
+        "rollingUpdate",
+        "rootVolumeDeleteOnTermination",
+        "rootVolumeEncryption",
+        "rootVolumeEncryptionKey",
+        "rootVolumeIops",
+        "rootVolumeOptimization",
+        "rootVolumeSize",
+        "rootVolumeThroughput",
+        "rootVolumeType",
+        "securityGroupOverride",
+        "spotDurationInMinutes",
+        "subnets",
+        "suspendProcesses",
+        "sysctlParameters",
+        "taints",
+        "tenancy",
+        "updatePolicy",
+        "volumeMounts",
+        "volumes",
+        "warmPool",
+        "zones",
+    )
+)
 
 
 def check_spec_fields(spec, known, option="spec"):
@@ -52,13 +167,14 @@ def check_spec_fields(spec, known, option="spec"):
     :data:`IG_SPEC_FIELDS`). Raises RuleError naming ``option`` and the unknown keys."""
     unknown = sorted(str(k) for k in (spec or {}) if k not in known)
     if unknown:
-        raise RuleError("%s: unknown field(s) %s; kops would drop them silently (field names are the camelCase "
-                        "ones of kops.k8s.io/v1alpha2, e.g. kubernetesVersion)" % (option, ", ".join(unknown)))
+        raise RuleError(
+            "%s: unknown field(s) %s; kops would drop them silently (field names are the camelCase "
+            "ones of kops.k8s.io/v1alpha2, e.g. kubernetesVersion)" % (option, ", ".join(unknown))
+        )
 
 
 # Fields the server fills in, never compared or written back.
-SERVER_FIELDS = (("metadata", "creationTimestamp"), ("metadata", "generation"), ("metadata", "resourceVersion"),
-                 ("metadata", "uid"), ("status",))
+SERVER_FIELDS = (("metadata", "creationTimestamp"), ("metadata", "generation"), ("metadata", "resourceVersion"), ("metadata", "uid"), ("status",))
 
 
 def get_path(obj, path, default=None):
@@ -129,8 +245,7 @@ def _leaves(change):
         for sub in diff_paths(before if isinstance(before, dict) else {}, after if isinstance(after, dict) else {}, path):
             leaves.update(_leaves(sub))
         if not (isinstance(before, dict) and isinstance(after, dict)):  # a dict replacing a scalar or None
-            leaves.setdefault(path, (before if not isinstance(before, dict) else None,
-                                     after if not isinstance(after, dict) else None))
+            leaves.setdefault(path, (before if not isinstance(before, dict) else None, after if not isinstance(after, dict) else None))
         return leaves
     return {path: (before, after)}
 
@@ -157,8 +272,14 @@ def changed_meanwhile(planned, replanned):
 
 # InstanceGroup roles (pkg/apis/kops/instancegroup.go); v1alpha2 still writes the control plane as "Master".
 ROLES = ("ControlPlane", "Node", "Bastion", "APIServer")
-_ROLE_ALIASES = {"master": "ControlPlane", "controlplane": "ControlPlane", "control-plane": "ControlPlane",
-                 "node": "Node", "bastion": "Bastion", "apiserver": "APIServer"}
+_ROLE_ALIASES = {
+    "master": "ControlPlane",
+    "controlplane": "ControlPlane",
+    "control-plane": "ControlPlane",
+    "node": "Node",
+    "bastion": "Bastion",
+    "apiserver": "APIServer",
+}
 
 
 def normalize_role(role):
@@ -226,12 +347,17 @@ def create_cluster_args(name, params, ssh_key_path=None):
     Options left ``None`` are not passed, so kops applies its own defaults.
     """
     args = ["create", "cluster", "--name", name, "--cloud", params.get("cloud") or "aws"]
-    joined = (("zones", "--zones"), ("control_plane_zones", "--control-plane-zones"),
-              ("admin_access", "--admin-access"), ("ssh_access", "--ssh-access"),
-              ("subnets", "--subnets"), ("utility_subnets", "--utility-subnets"),
-              ("node_security_groups", "--node-security-groups"),
-              ("control_plane_security_groups", "--control-plane-security-groups"),
-              ("kubernetes_feature_gates", "--kubernetes-feature-gates"))
+    joined = (
+        ("zones", "--zones"),
+        ("control_plane_zones", "--control-plane-zones"),
+        ("admin_access", "--admin-access"),
+        ("ssh_access", "--ssh-access"),
+        ("subnets", "--subnets"),
+        ("utility_subnets", "--utility-subnets"),
+        ("node_security_groups", "--node-security-groups"),
+        ("control_plane_security_groups", "--control-plane-security-groups"),
+        ("kubernetes_feature_gates", "--kubernetes-feature-gates"),
+    )
     for option, flag in joined:
         value = params.get(option)
         if value:
@@ -239,14 +365,26 @@ def create_cluster_args(name, params, ssh_key_path=None):
     cidrs = ([params["network_cidr"]] if params.get("network_cidr") else []) + list(params.get("additional_network_cidrs") or [])
     if cidrs:  # kops: the first is the network CIDR, the others additional ones (new_cluster.go:840-858)
         args += ["--network-cidr", ",".join(cidrs)]
-    plain = (("control_plane_count", "--control-plane-count"), ("node_count", "--node-count"),
-             ("node_size", "--node-size"), ("control_plane_size", "--control-plane-size"),
-             ("kubernetes_version", "--kubernetes-version"), ("networking", "--networking"),
-             ("topology", "--topology"), ("dns", "--dns"), ("dns_zone", "--dns-zone"), ("image", "--image"),
-             ("control_plane_image", "--control-plane-image"), ("node_image", "--node-image"),
-             ("vpc", "--vpc"), ("api_loadbalancer_type", "--api-loadbalancer-type"), ("channel", "--channel"),
-             ("discovery_store", "--discovery-store"), ("instance_manager", "--instance-manager"),
-             ("api_server_count", "--api-server-count"))
+    plain = (
+        ("control_plane_count", "--control-plane-count"),
+        ("node_count", "--node-count"),
+        ("node_size", "--node-size"),
+        ("control_plane_size", "--control-plane-size"),
+        ("kubernetes_version", "--kubernetes-version"),
+        ("networking", "--networking"),
+        ("topology", "--topology"),
+        ("dns", "--dns"),
+        ("dns_zone", "--dns-zone"),
+        ("image", "--image"),
+        ("control_plane_image", "--control-plane-image"),
+        ("node_image", "--node-image"),
+        ("vpc", "--vpc"),
+        ("api_loadbalancer_type", "--api-loadbalancer-type"),
+        ("channel", "--channel"),
+        ("discovery_store", "--discovery-store"),
+        ("instance_manager", "--instance-manager"),
+        ("api_server_count", "--api-server-count"),
+    )
     for option, flag in plain:
         value = params.get(option)
         if value is not None and value != "":
@@ -323,9 +461,11 @@ def cloud_labels_flag(labels):
     return ",".join(flag), rest
 
 
-UPGRADE_PATHS = {("Cluster", "KubernetesVersion"): ("spec", "kubernetesVersion"),
-                 ("Cluster", "Channel"): ("spec", "channel"),
-                 ("InstanceGroup", "Image"): ("spec", "image")}
+UPGRADE_PATHS = {
+    ("Cluster", "KubernetesVersion"): ("spec", "kubernetesVersion"),
+    ("Cluster", "Channel"): ("spec", "channel"),
+    ("InstanceGroup", "Image"): ("spec", "image"),
+}
 
 
 def apply_upgrade_actions(cluster, groups, actions):

@@ -14,6 +14,7 @@ pkg/client/simple/vfsclientset/clientset.go ``DeleteAllClusterState``), and kops
 
 Only ``s3://`` stores are covered; ``file://`` stores (tests, one machine) are not locked.
 """
+
 import json
 import os
 import socket
@@ -64,9 +65,11 @@ def versioning_warning(s3, state_store):
     status = s3.get_bucket_versioning(Bucket=bucket).get("Status")
     if status == "Enabled":
         return None
-    return ("state_store: versioning of bucket %s is %s; kOps asks for a versioned bucket so that earlier cluster "
-            "specs can be restored (aws s3api put-bucket-versioning --bucket %s --versioning-configuration Status=Enabled)"
-            % (bucket, (status or "off").lower(), bucket))
+    return (
+        "state_store: versioning of bucket %s is %s; kOps asks for a versioned bucket so that earlier cluster "
+        "specs can be restored (aws s3api put-bucket-versioning --bucket %s --versioning-configuration Status=Enabled)"
+        % (bucket, (status or "off").lower(), bucket)
+    )
 
 
 def object_versions(s3, state_store, keys):
@@ -96,7 +99,7 @@ def spec_fingerprint(s3, state_store, cluster):
     found = {}
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         for obj in page.get("Contents", []):
-            rest = obj["Key"][len(prefix):]
+            rest = obj["Key"][len(prefix) :]
             if rest == "config" or rest.startswith("instancegroup/"):
                 found[obj["Key"]] = obj["ETag"]
     return found
@@ -156,13 +159,19 @@ class ClusterLock(object):
 
         :raises LockError: still held after ``timeout``; the message names the holder and how to break it.
         """
-        body = json.dumps({"owner": self.owner, "token": self.token, "host": socket.gethostname(), "pid": os.getpid(),
-                           "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        body = json.dumps(
+            {
+                "owner": self.owner,
+                "token": self.token,
+                "host": socket.gethostname(),
+                "pid": os.getpid(),
+                "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+        )
         start = time.monotonic()
         while True:
             try:
-                self.s3.put_object(Bucket=self.bucket, Key=self.key, Body=body.encode(), IfNoneMatch="*",
-                                   ContentType="application/json")
+                self.s3.put_object(Bucket=self.bucket, Key=self.key, Body=body.encode(), IfNoneMatch="*", ContentType="application/json")
                 self.held = True
                 self.waited = round(time.monotonic() - start, 3)
                 return self
@@ -174,9 +183,9 @@ class ClusterLock(object):
                 holder = self.holder()
                 raise LockError(
                     "state store lock %s is held by %s since %s; waited %ds (lock_timeout). If that run crashed, "
-                    "re-run with break_lock: true" % (
-                        self.url, (holder or {}).get("owner", "another run"), (holder or {}).get("since", "?"), int(elapsed)),
-                    holder)
+                    "re-run with break_lock: true" % (self.url, (holder or {}).get("owner", "another run"), (holder or {}).get("since", "?"), int(elapsed)),
+                    holder,
+                )
             time.sleep(min(self.sleep, max(0.1, timeout - elapsed)))
 
     def release(self):

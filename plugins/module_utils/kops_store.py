@@ -24,6 +24,7 @@ size, until the client's or the server's CPU is the limit. The boto3 client is s
 Pure helpers (:func:`parse_store_url`, :func:`summarize_cluster`, :func:`region_of`,
 :func:`kubernetes_minor`) take plain data so unit tests need no AWS.
 """
+
 import queue
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -36,11 +37,13 @@ except ImportError:  # reported by every kops module through missing_required_li
 try:
     from botocore.exceptions import BotoCoreError, ClientError
 except ImportError:  # reported by the caller (amazon.aws' SDK check)
+
     class BotoCoreError(Exception):
         """Stand-in while botocore is missing (two classes: each except clause below catches its own)."""
 
     class ClientError(Exception):
         """Stand-in while botocore is missing."""
+
 
 # libyaml's loader when PyYAML has it (faster), else the pure-Python one.
 _Loader = getattr(yaml, "CSafeLoader", None) or getattr(yaml, "SafeLoader", None)
@@ -108,11 +111,11 @@ def list_clusters(client, store):
     try:
         for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, Delimiter="/"):
             for common in page.get("CommonPrefixes", []):
-                name = common["Prefix"][len(prefix):].rstrip("/")
+                name = common["Prefix"][len(prefix) :].rstrip("/")
                 if name:
                     names.append(name)
     except (BotoCoreError, ClientError) as exc:
-        raise _s3_error(store, exc, "listing clusters")
+        raise _s3_error(store, exc, "listing clusters") from exc
     return sorted(names)
 
 
@@ -124,13 +127,13 @@ def _get_yaml(client, store, key):
     except ClientError as exc:
         if exc.response.get("Error", {}).get("Code") in MISSING_KEY_CODES:
             return None
-        raise _s3_error(store, exc, "reading %s" % key)
+        raise _s3_error(store, exc, "reading %s" % key) from exc
     except BotoCoreError as exc:
-        raise _s3_error(store, exc, "reading %s" % key)
+        raise _s3_error(store, exc, "reading %s" % key) from exc
     try:
         data = yaml.load(body, Loader=_Loader)
     except yaml.YAMLError as exc:
-        raise StoreError(store, "%s is not valid YAML: %s" % (key, exc))
+        raise StoreError(store, "%s is not valid YAML: %s" % (key, exc)) from exc
     if not isinstance(data, dict):
         raise StoreError(store, "%s is not a kops object (a YAML mapping)" % key)
     return data
@@ -144,7 +147,7 @@ def _list_keys(client, store, prefix):
         for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix, Delimiter="/"):
             keys.extend(obj["Key"] for obj in page.get("Contents", []) if obj["Key"] != prefix)
     except (BotoCoreError, ClientError) as exc:
-        raise _s3_error(store, exc, "listing %s" % prefix)
+        raise _s3_error(store, exc, "listing %s" % prefix) from exc
     return sorted(keys)
 
 
@@ -180,6 +183,7 @@ def read_stores(client, stores, max_workers=DEFAULT_WORKERS, names=None):
     pool = ThreadPoolExecutor(max_workers=max(1, int(max_workers)))
     outstanding = [0]
     try:
+
         def submit(kind, store, name, func, *args):
             outstanding[0] += 1
             pool.submit(func, *args).add_done_callback(lambda future: done.put((future, kind, store, name)))
@@ -270,16 +274,18 @@ def summarize_cluster(record):
     groups = []
     for ig in record.get("instance_groups") or []:
         ig_spec = ig.get("spec") or {}
-        groups.append({
-            "name": (ig.get("metadata") or {}).get("name"),
-            "role": ig_spec.get("role"),
-            "min_size": ig_spec.get("minSize"),
-            "max_size": ig_spec.get("maxSize"),
-            "machine_type": ig_spec.get("machineType"),
-            "zones": _ig_zones(ig_spec, subnet_zones),
-            "subnets": list(ig_spec.get("subnets") or []),
-            "image": ig_spec.get("image"),
-        })
+        groups.append(
+            {
+                "name": (ig.get("metadata") or {}).get("name"),
+                "role": ig_spec.get("role"),
+                "min_size": ig_spec.get("minSize"),
+                "max_size": ig_spec.get("maxSize"),
+                "machine_type": ig_spec.get("machineType"),
+                "zones": _ig_zones(ig_spec, subnet_zones),
+                "subnets": list(ig_spec.get("subnets") or []),
+                "image": ig_spec.get("image"),
+            }
+        )
     control_plane = [g for g in groups if g["role"] in CONTROL_PLANE_ROLES]
     nodes = [g for g in groups if g["role"] == "Node"]
     networking = spec.get("networking") or {}
@@ -294,14 +300,14 @@ def summarize_cluster(record):
         "region": region_of(spec),
         "zones": sorted(set(subnet_zones.values())),
         "control_plane_zones": sorted({z for g in control_plane for z in g["zones"]}),
-        "subnets": [{"name": s.get("name"), "zone": s.get("zone"), "type": s.get("type"), "cidr": s.get("cidr")}
-                    for s in subnets],
+        "subnets": [{"name": s.get("name"), "zone": s.get("zone"), "type": s.get("type"), "cidr": s.get("cidr")} for s in subnets],
         "topology": "private" if any(s.get("type") in ("Private", "DualStack") for s in subnets) else "public",
         "dns_type": ((spec.get("topology") or {}).get("dns") or {}).get("type") or "Public",
         "dns_zone": spec.get("dnsZone"),
         "cloud_labels": dict(spec.get("cloudLabels") or {}),
-        "networking": next((k for k in sorted(networking) if k not in ("subnets", "topology")
-                            and isinstance(networking[k], dict)), None) if isinstance(networking, dict) else None,
+        "networking": next((k for k in sorted(networking) if k not in ("subnets", "topology") and isinstance(networking[k], dict)), None)
+        if isinstance(networking, dict)
+        else None,
         "instance_groups": groups,
         "node_count_min": sum(g["min_size"] or 0 for g in nodes),
         "node_count_max": sum(g["max_size"] or 0 for g in nodes),

@@ -10,9 +10,11 @@ The parent-zone rule mirrors kOps' FindDNSHostedZone (upup/pkg/fi/cloudup/utils.
 matches when ``"." + zone`` is a suffix of ``"." + name``, filtered by public/private, and the
 longest match wins; several zones of that name is an error rather than a guess.
 """
+
 import time
 
 from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
+
 from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import is_subdomain, parent_name
 
 APEX_TYPES = ("NS", "SOA")
@@ -126,22 +128,16 @@ def pick_parent_zone(zones, name, parent_zone=None, parent_zone_id=None):
     elif parent_zone:
         parent = pick_zone(zones, parent_zone, False, field="parent_zone")
         if parent is None:
-            raise ZoneLookupError(
-                "parent_zone: no public hosted zone named %s exists; create one first" % parent_zone
-            )
+            raise ZoneLookupError("parent_zone: no public hosted zone named %s exists; create one first" % parent_zone)
     else:
         candidates = [z for z in zones if not z["private"] and is_subdomain(name, z["name"])]
         if not candidates:
-            raise ZoneLookupError(
-                "No public hosted zone encloses %s; create one first (e.g. %s) or give parent_zone"
-                % (name, parent_name(name) or name)
-            )
+            raise ZoneLookupError("No public hosted zone encloses %s; create one first (e.g. %s) or give parent_zone" % (name, parent_name(name) or name))
         longest = max(len(z["name"]) for z in candidates)
         best = [z for z in candidates if len(z["name"]) == longest]
         if len(best) > 1:
             raise ZoneLookupError(
-                "Found multiple hosted zones matching %s (%s); give parent_zone_id to choose one"
-                % (name, ", ".join(sorted(z["id"] for z in best)))
+                "Found multiple hosted zones matching %s (%s); give parent_zone_id to choose one" % (name, ", ".join(sorted(z["id"] for z in best)))
             )
         parent = best[0]
     if not is_subdomain(name, parent["name"]):
@@ -160,8 +156,7 @@ def record_summary(rrset):
         values = [r["Value"] for r in rrset.get("ResourceRecords", [])]
         if rrset["Type"] in ("NS", "CNAME"):
             values = [normalize_value(v) for v in values]
-    summary = {"name": normalize_value(rrset["Name"].replace("\\052", "*")), "type": rrset["Type"],
-               "ttl": rrset.get("TTL"), "values": sorted(values)}
+    summary = {"name": normalize_value(rrset["Name"].replace("\\052", "*")), "type": rrset["Type"], "ttl": rrset.get("TTL"), "values": sorted(values)}
     if rrset.get("SetIdentifier"):
         summary["set_identifier"] = rrset["SetIdentifier"]
     return summary
@@ -169,9 +164,7 @@ def record_summary(rrset):
 
 def get_record(client, zone_id, name, rtype):
     """Return the raw ResourceRecordSet ``name``/``rtype`` of zone ``zone_id``, or None. One API call."""
-    page = client.list_resource_record_sets(
-        aws_retry=True, HostedZoneId=zone_id, StartRecordName=name, StartRecordType=rtype, MaxItems="1"
-    )
+    page = client.list_resource_record_sets(aws_retry=True, HostedZoneId=zone_id, StartRecordName=name, StartRecordType=rtype, MaxItems="1")
     for rrset in page.get("ResourceRecordSets", []):
         if normalize_value(rrset["Name"]) == name and rrset["Type"] == rtype:
             return rrset
@@ -187,8 +180,7 @@ def list_records(client, zone_id):
         records.extend(page.get("ResourceRecordSets", []))
         if not page.get("IsTruncated"):
             return records
-        kwargs = {"HostedZoneId": zone_id, "StartRecordName": page["NextRecordName"],
-                  "StartRecordType": page["NextRecordType"]}
+        kwargs = {"HostedZoneId": zone_id, "StartRecordName": page["NextRecordName"], "StartRecordType": page["NextRecordType"]}
         if page.get("NextRecordIdentifier"):
             kwargs["StartRecordIdentifier"] = page["NextRecordIdentifier"]
 
@@ -208,15 +200,12 @@ def non_apex_records(records, zone_name):
 
 def ns_rrset(name, values, ttl):
     """Build an NS ResourceRecordSet for ``name`` with ``values`` (list of host names) and ``ttl`` (seconds)."""
-    return {"Name": name + ".", "Type": "NS", "TTL": ttl,
-            "ResourceRecords": [{"Value": v + "."} for v in sorted(values)]}
+    return {"Name": name + ".", "Type": "NS", "TTL": ttl, "ResourceRecords": [{"Value": v + "."} for v in sorted(values)]}
 
 
 def change_records(client, zone_id, changes, comment):
     """Submit a change batch; returns the ChangeInfo Id (str). ``changes`` is a list of Change dicts."""
-    response = client.change_resource_record_sets(
-        aws_retry=True, HostedZoneId=zone_id, ChangeBatch={"Comment": comment, "Changes": changes}
-    )
+    response = client.change_resource_record_sets(aws_retry=True, HostedZoneId=zone_id, ChangeBatch={"Comment": comment, "Changes": changes})
     return response["ChangeInfo"]["Id"]
 
 

@@ -467,12 +467,17 @@ import functools
 import os
 import tempfile
 
-
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rules, kops_spec, route53
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
-    CREATE_ONLY, ClusterOps, cluster_facts, check_version_change, create_only_differences, requested_options, stored_create_options)
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
-    KopsModule, StoreGuard, kops_argument_spec, replan_on_change, state_store_of)
+    CREATE_ONLY,
+    ClusterOps,
+    check_version_change,
+    cluster_facts,
+    create_only_differences,
+    requested_options,
+    stored_create_options,
+)
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, StoreGuard, kops_argument_spec, replan_on_change, state_store_of
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -524,7 +529,8 @@ def argument_spec():
         set=dict(type="list", elements="str"),
         channel=dict(type="str"),
         spec=dict(type="dict"),
-        apply=dict(type="bool", default=False), plan_before_apply=dict(type="bool", default=True),
+        apply=dict(type="bool", default=False),
+        plan_before_apply=dict(type="bool", default=True),
         target=dict(type="str", default="direct", choices=["direct", "terraform"]),
         out=dict(type="path"),
         validate=dict(type="bool", default=False),
@@ -593,8 +599,7 @@ def check_creation_options(params):
     if params["discovery_store"] is not None:
         kops_rules.discovery_store(params["discovery_store"])
     kops_rules.instance_manager(params["instance_manager"], params["discovery_store"])
-    kops_rules.api_server_count(params["api_server_count"], (params["kops_env"] or {}).get(
-        "KOPS_FEATURE_FLAGS", os.environ.get("KOPS_FEATURE_FLAGS")))
+    kops_rules.api_server_count(params["api_server_count"], (params["kops_env"] or {}).get("KOPS_FEATURE_FLAGS", os.environ.get("KOPS_FEATURE_FLAGS")))
     kops_rules.feature_gates(params["kubernetes_feature_gates"])
     kops_rules.spec_set(params["set"])
 
@@ -651,23 +656,37 @@ def fail_create(module, ops, name, exc, result):
         cluster, groups = ops.get_all(name)
         keys = ops.get_ssh_keys(name) if cluster is not None else []
     except KopsError as read_error:
-        module.fail_json(msg="kops create cluster failed for %s: %s; what it left in %s could not be read (%s)" % (
-            name, exc.message, ops.state_store, read_error.message), **dict(exc.to_result(), **result))
+        module.fail_json(
+            msg="kops create cluster failed for %s: %s; what it left in %s could not be read (%s)" % (name, exc.message, ops.state_store, read_error.message),
+            **dict(exc.to_result(), **result),
+        )
     if cluster is None:
-        module.fail_json(msg="kops create cluster failed for %s: %s; nothing was written to %s" % (
-            name, exc.message, ops.state_store), written=[], **dict(exc.to_result(), **result))
-    result["written"] = ["Cluster %s in %s" % (name, ops.state_store)] + [
-        "InstanceGroup %s" % group for group in sorted(groups)] + ["%d SSH public key(s)" % len(keys or [])]
+        module.fail_json(
+            msg="kops create cluster failed for %s: %s; nothing was written to %s" % (name, exc.message, ops.state_store),
+            written=[],
+            **dict(exc.to_result(), **result),
+        )
+    result["written"] = (
+        ["Cluster %s in %s" % (name, ops.state_store)] + ["InstanceGroup %s" % group for group in sorted(groups)] + ["%d SSH public key(s)" % len(keys or [])]
+    )
     result["changed"] = True
-    module.fail_json(msg=(
-        "kops create cluster failed for %s: %s. It had written the spec to %s: the Cluster, %s, %s; nothing was applied "
-        "to the cloud. To finish, remove the cause and re-run this task: it continues from the stored spec (the options "
-        "that only shape a new cluster are compared with it, not applied), and apply: true builds it. To remove it, run "
-        "state: absent (kops delete cluster --name %s --yes)" % (
-            name, exc.message, ops.state_store,
-            "InstanceGroups " + ", ".join(sorted(groups)) if groups else "no InstanceGroup",
-            "%d SSH public key(s)" % len(keys or []) if keys else "no SSH public key", name)),
-        **dict(exc.to_result(), **result))
+    module.fail_json(
+        msg=(
+            "kops create cluster failed for %s: %s. It had written the spec to %s: the Cluster, %s, %s; nothing was applied "
+            "to the cloud. To finish, remove the cause and re-run this task: it continues from the stored spec (the options "
+            "that only shape a new cluster are compared with it, not applied), and apply: true builds it. To remove it, run "
+            "state: absent (kops delete cluster --name %s --yes)"
+            % (
+                name,
+                exc.message,
+                ops.state_store,
+                "InstanceGroups " + ", ".join(sorted(groups)) if groups else "no InstanceGroup",
+                "%d SSH public key(s)" % len(keys or []) if keys else "no SSH public key",
+                name,
+            )
+        ),
+        **dict(exc.to_result(), **result),
+    )
 
 
 def check_version_rule(module, current, params, result):
@@ -684,8 +703,7 @@ def upgrade(module, ops, name, current, params, result):
     the stored cluster and groups with the actions applied in memory."""
     if not params["upgrade"]:
         return current, []
-    actions = ops.upgrade(name, yes=not module.check_mode, channel=params["channel"],
-                          kubernetes_version=params["kubernetes_version"])
+    actions = ops.upgrade(name, yes=not module.check_mode, channel=params["channel"], kubernetes_version=params["kubernetes_version"])
     result["upgrade"] = actions
     if not actions:
         return current, []
@@ -707,10 +725,11 @@ def converge(module, ops, name, current, params, result, base=None):
     """
     base = current if base is None else base
     if result.get("create_only_differences"):
-        module.warn("%s only shape a new cluster; %s exists with other values, so these were not applied: %s "
-                    "(use spec, or kops_instancegroup for instance groups)" % (
-                        ", ".join(d.split(" ")[0] for d in result["create_only_differences"]), name,
-                        "; ".join(result["create_only_differences"])))
+        module.warn(
+            "%s only shape a new cluster; %s exists with other values, so these were not applied: %s "
+            "(use spec, or kops_instancegroup for instance groups)"
+            % (", ".join(d.split(" ")[0] for d in result["create_only_differences"]), name, "; ".join(result["create_only_differences"]))
+        )
     desired = kops_spec.desired_object(base, kops_spec.cluster_overrides(params, base), params["spec"])
     before = kops_spec.strip_server_fields(current)
     result["changes"] = kops_spec.diff_paths(before, desired)
@@ -743,14 +762,12 @@ def apply(module, ops, name, params, s3, result):
     preview = None
     if module.check_mode and result.get("pending"):
         preview = functools.partial(preview_plan, ops.runner, s3, ops.state_store, name, result["pending"])
-    plan, applied = ops.plan_and_apply(name, module.check_mode, plan=result.get("plan"), preview=preview,
-                                       plan_before_apply=params["plan_before_apply"])
+    plan, applied = ops.plan_and_apply(name, module.check_mode, plan=result.get("plan"), preview=preview, plan_before_apply=params["plan_before_apply"])
     kops_output.report_plan(result, plan, applied)
 
 
 def ensure_present(module, ops, name, params, s3=None):
-    result = dict(changed=False, name=name, changes=[], state_store=ops.state_store, kops_invocations=ops.runner.calls,
-                  requested=requested_options(params))
+    result = dict(changed=False, name=name, changes=[], state_store=ops.state_store, kops_invocations=ops.runner.calls, requested=requested_options(params))
     given = [o for o in CREATE_ONLY if params.get(o) not in (None, [], "")]
     if given:  # compared with the stored cluster and its groups (one kops call either way)
         current, groups = ops.get_all(name)
@@ -782,15 +799,14 @@ def ensure_present(module, ops, name, params, s3=None):
             result["spec"] = result.get("spec") if module.check_mode else stored.get("spec")
             result["cluster"] = cluster_facts(stored if not module.check_mode else {"spec": result["spec"]})
     if params["export_kubeconfig"]:
-        result["kubeconfig"] = ops.export_kubeconfig(name, params["kubeconfig"], params["admin"], module.check_mode,
-                                                     exists=current is not None or not module.check_mode)
+        result["kubeconfig"] = ops.export_kubeconfig(
+            name, params["kubeconfig"], params["admin"], module.check_mode, exists=current is not None or not module.check_mode
+        )
         result["changed"] = result["changed"] or result["kubeconfig"]["changed"]
     if params["validate"] and not module.check_mode:
-        result["validation"] = ops.validate(name, params["validate_timeout"], params["control_plane_zones"], params["zones"],
-                                            params["node_count"])
+        result["validation"] = ops.validate(name, params["validate_timeout"], params["control_plane_zones"], params["zones"], params["node_count"])
         if not result["validation"]["ok"]:
-            module.fail_json(msg="kops validate cluster %s did not pass: %s" % (
-                name, "; ".join(result["validation"]["problems"])), **result)
+            module.fail_json(msg="kops validate cluster %s did not pass: %s" % (name, "; ".join(result["validation"]["problems"])), **result)
     result.setdefault("cluster", cluster_facts({"spec": result.get("spec") or {}}))
     result.pop("pending", None)
     return result
@@ -805,8 +821,9 @@ def ensure_absent(module, ops, name, params):
     label = params["protection_label"]
     value = (kops_spec.get_path(current, ("spec", "cloudLabels")) or {}).get(label)
     if value is not None and str(value).lower() != "false" and not params["force"]:
-        module.fail_json(msg="cluster %s is protected by its cloud label %s=%s; nothing was deleted (remove the label, "
-                             "or set force: true)" % (name, label, value), **result)
+        module.fail_json(
+            msg="cluster %s is protected by its cloud label %s=%s; nothing was deleted (remove the label, or set force: true)" % (name, label, value), **result
+        )
     result["changed"] = True
     result["diff"] = {"before": {"spec": kops_spec.strip_server_fields(current).get("spec")}, "after": {}}
     report = ops.delete(name, yes=not module.check_mode)
@@ -816,8 +833,11 @@ def ensure_absent(module, ops, name, params):
     zone = kops_spec.get_path(current, ("spec", "dnsZone"))
     result["dns_records_left"] = ops.records_left(name, zone) if zone and not kops_rules.is_gossip(name) else []
     if result["dns_records_left"]:
-        module.fail_json(msg="cluster %s was deleted but records remain under its name in %s: %s" % (
-            name, zone, ", ".join("%s %s" % (r["name"], r["type"]) for r in result["dns_records_left"])), **result)
+        module.fail_json(
+            msg="cluster %s was deleted but records remain under its name in %s: %s"
+            % (name, zone, ", ".join("%s %s" % (r["name"], r["type"]) for r in result["dns_records_left"])),
+            **result,
+        )
     return result
 
 
@@ -833,16 +853,30 @@ def main():
     state_store = state_store_of(module)
     runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"])
     guard = StoreGuard(module, state_store, name)
-    ops = ClusterOps(runner, state_store, versions=guard.versions_reader(), before_write=guard.take_lock,
-                     route53=lambda: module.client("route53", retry_decorator=route53.retry_decorator()),
-                     autoscaling=lambda: module.client("autoscaling"))
+    ops = ClusterOps(
+        runner,
+        state_store,
+        versions=guard.versions_reader(),
+        before_write=guard.take_lock,
+        route53=lambda: module.client("route53", retry_decorator=route53.retry_decorator()),
+        autoscaling=lambda: module.client("autoscaling"),
+    )
     with module.aws_failures("AWS call failed for cluster %s" % name), guard:
         try:
-            result = replan_on_change(module, guard, ops, lambda: (
-                ensure_present(module, ops, name, params, guard.s3) if params["state"] == "present" else ensure_absent(module, ops, name, params)))
+            result = replan_on_change(
+                module,
+                guard,
+                ops,
+                lambda: ensure_present(module, ops, name, params, guard.s3) if params["state"] == "present" else ensure_absent(module, ops, name, params),
+            )
         except KopsError as exc:
-            module.fail_json(msg="kops failed for cluster %s: %s" % (name, exc.message), kops_invocations=runner.calls,
-                             previous_versions=ops.previous_versions, state_store_safety=guard.facts(), **exc.to_result())
+            module.fail_json(
+                msg="kops failed for cluster %s: %s" % (name, exc.message),
+                kops_invocations=runner.calls,
+                previous_versions=ops.previous_versions,
+                state_store_safety=guard.facts(),
+                **exc.to_result(),
+            )
     result.update(kops_invocations=runner.calls, previous_versions=ops.previous_versions, state_store_safety=guard.facts())
     module.exit_json(**result)
 

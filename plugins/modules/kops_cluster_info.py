@@ -169,18 +169,20 @@ kops_invocations:
   elements: dict
 """
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
-    KopsModule, check_account, kops_argument_spec, state_store_of)
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
-
 from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, check_account, kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 
 def argument_spec():
     spec = dict(
-        name=dict(type="str", aliases=["cluster"]), cloud=dict(type="bool", default=True),
-        kubeconfig=dict(type="path"), kube_context=dict(type="str"), validate=dict(type="bool", default=False),
+        name=dict(type="str", aliases=["cluster"]),
+        cloud=dict(type="bool", default=True),
+        kubeconfig=dict(type="path"),
+        kube_context=dict(type="str"),
+        validate=dict(type="bool", default=False),
     )
     spec.update(kops_argument_spec())
     return spec
@@ -220,8 +222,7 @@ def validate(module, runner, state_store, record):
     try:
         return ClusterOps(runner, state_store).validate(record["name"], "0s", summary["control_plane_zones"], summary["zones"])
     except KopsError as exc:
-        module.fail_json(msg="kops validate cluster failed for %s: %s" % (record["name"], exc.message),
-                         **dict(exc.to_result(), kops_invocations=runner.calls))
+        module.fail_json(msg="kops validate cluster failed for %s: %s" % (record["name"], exc.message), **dict(exc.to_result(), kops_invocations=runner.calls))
 
 
 if __name__ == "__main__":

@@ -237,11 +237,9 @@ state_store_safety:
 
 import functools
 
-
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_cluster_ops, kops_ig, kops_output, kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
-    KopsModule, StoreGuard, kops_argument_spec, replan_on_change, state_store_of)
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, StoreGuard, kops_argument_spec, replan_on_change, state_store_of
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -249,19 +247,38 @@ from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import K
 def argument_spec():
     spec = kops_argument_spec()
     spec.update(
-        cluster=dict(type="str", required=True), name=dict(type="str", required=True), role=dict(type="str"),
-        state=dict(type="str", default="present", choices=["present", "absent"]), apply=dict(type="bool", default=False),
+        cluster=dict(type="str", required=True),
+        name=dict(type="str", required=True),
+        role=dict(type="str"),
+        state=dict(type="str", default="present", choices=["present", "absent"]),
+        apply=dict(type="bool", default=False),
         plan_before_apply=dict(type="bool", default=True),
-        min_size=dict(type="int"), max_size=dict(type="int"), machine_type=dict(type="str"), image=dict(type="str"),
-        subnets=dict(type="list", elements="str"), zones=dict(type="list", elements="str"),
-        node_labels=dict(type="dict"), taints=dict(type="list", elements="str"), cloud_labels=dict(type="dict"),
-        suspend_processes=dict(type="list", elements="str"), instance_protection=dict(type="bool"),
-        instance_metadata=dict(type="dict"), detailed_instance_monitoring=dict(type="bool"),
-        external_load_balancers=dict(type="list", elements="dict"), additional_user_data=dict(type="list", elements="dict"),
-        compress_user_data=dict(type="bool"), packages=dict(type="list", elements="str"),
-        sysctl_parameters=dict(type="list", elements="str"), mixed_instances_policy=dict(type="dict"),
-        capacity_rebalance=dict(type="bool"), warm_pool=dict(type="dict"), max_instance_lifetime=dict(type="str"),
-        root_volume=dict(type="dict"), max_price=dict(type="str"), rolling_update=dict(type="dict"), spec=dict(type="dict"),
+        min_size=dict(type="int"),
+        max_size=dict(type="int"),
+        machine_type=dict(type="str"),
+        image=dict(type="str"),
+        subnets=dict(type="list", elements="str"),
+        zones=dict(type="list", elements="str"),
+        node_labels=dict(type="dict"),
+        taints=dict(type="list", elements="str"),
+        cloud_labels=dict(type="dict"),
+        suspend_processes=dict(type="list", elements="str"),
+        instance_protection=dict(type="bool"),
+        instance_metadata=dict(type="dict"),
+        detailed_instance_monitoring=dict(type="bool"),
+        external_load_balancers=dict(type="list", elements="dict"),
+        additional_user_data=dict(type="list", elements="dict"),
+        compress_user_data=dict(type="bool"),
+        packages=dict(type="list", elements="str"),
+        sysctl_parameters=dict(type="list", elements="str"),
+        mixed_instances_policy=dict(type="dict"),
+        capacity_rebalance=dict(type="bool"),
+        warm_pool=dict(type="dict"),
+        max_instance_lifetime=dict(type="str"),
+        root_volume=dict(type="dict"),
+        max_price=dict(type="str"),
+        rolling_update=dict(type="dict"),
+        spec=dict(type="dict"),
     )
     return spec
 
@@ -308,10 +325,8 @@ def plan_and_apply(module, ops, params, cluster_name, pending, s3, result):
     preview = None
     if module.check_mode and (pending or params["state"] == "absent"):
         removed = [params["name"]] if params["state"] == "absent" else []
-        preview = functools.partial(preview_plan, ops.runner, s3, ops.state_store, cluster_name,
-                                    [pending] if pending else [], removed)
-    plan, applied = ops.plan_and_apply(cluster_name, module.check_mode, preview=preview,
-                                       plan_before_apply=params["plan_before_apply"])
+        preview = functools.partial(preview_plan, ops.runner, s3, ops.state_store, cluster_name, [pending] if pending else [], removed)
+    plan, applied = ops.plan_and_apply(cluster_name, module.check_mode, preview=preview, plan_before_apply=params["plan_before_apply"])
     kops_output.report_plan(result, plan, applied)
 
 
@@ -327,8 +342,10 @@ def ensure(module, ops, params):
     if params["state"] == "absent":
         if current is None:
             return result, None
-        if kops_spec.normalize_role(current["spec"].get("role")) == "ControlPlane" and sum(
-                1 for g in groups.values() if kops_spec.normalize_role(g["spec"].get("role")) == "ControlPlane") == 1:
+        if (
+            kops_spec.normalize_role(current["spec"].get("role")) == "ControlPlane"
+            and sum(1 for g in groups.values() if kops_spec.normalize_role(g["spec"].get("role")) == "ControlPlane") == 1
+        ):
             module.fail_json(msg="name: %s is the last control-plane InstanceGroup of %s; it cannot be deleted" % (params["name"], cluster_name))
         result.update(changed=True, diff={"before": current.get("spec"), "after": {}})
         if not module.check_mode:
@@ -394,15 +411,18 @@ def main():
     state_store = state_store_of(module)
     runner = runner_from_module(module, state_store)
     guard = StoreGuard(module, state_store, params["cluster"])
-    ops = ClusterOps(runner, state_store, versions=guard.versions_reader(), before_write=guard.take_lock,
-                     autoscaling=lambda: module.client("autoscaling"))
+    ops = ClusterOps(runner, state_store, versions=guard.versions_reader(), before_write=guard.take_lock, autoscaling=lambda: module.client("autoscaling"))
     with module.aws_failures("AWS call failed for InstanceGroup %s of %s" % (params["name"], params["cluster"])), guard:
         try:
             result = replan_on_change(module, guard, ops, lambda: ensure_and_apply(module, ops, params, guard))
         except KopsError as exc:
-            module.fail_json(msg="kops failed for InstanceGroup %s: %s" % (params["name"], exc.message),
-                             kops_invocations=runner.calls, previous_versions=ops.previous_versions,
-                             state_store_safety=guard.facts(), **exc.to_result())
+            module.fail_json(
+                msg="kops failed for InstanceGroup %s: %s" % (params["name"], exc.message),
+                kops_invocations=runner.calls,
+                previous_versions=ops.previous_versions,
+                state_store_safety=guard.facts(),
+                **exc.to_result(),
+            )
     result.update(kops_invocations=runner.calls, previous_versions=ops.previous_versions, state_store_safety=guard.facts())
     module.exit_json(**result)
 

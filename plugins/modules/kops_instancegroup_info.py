@@ -101,21 +101,24 @@ instance_groups:
             node: {description: Name of its Node; null when no node has its instance id., returned: when O(kubeconfig) is given, type: str}
 """
 
+from ansible.module_utils.basic import missing_required_lib
+
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
-    KopsModule, check_account, kops_argument_spec, state_store_of)
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, check_account, kops_argument_spec, state_store_of
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import normalize_role
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_store import summarize_cluster
-
-from ansible.module_utils.basic import missing_required_lib
 
 ROLES = ("ControlPlane", "Node", "Bastion", "APIServer")  # pkg/apis/kops/instancegroup.go AllInstanceGroupRoles
 
 
 def argument_spec():
     spec = dict(
-        cluster=dict(type="str", required=True), name=dict(type="str"), roles=dict(type="list", elements="str"),
-        cloud=dict(type="bool", default=True), kubeconfig=dict(type="path"), kube_context=dict(type="str"),
+        cluster=dict(type="str", required=True),
+        name=dict(type="str"),
+        roles=dict(type="list", elements="str"),
+        cloud=dict(type="bool", default=True),
+        kubeconfig=dict(type="path"),
+        kube_context=dict(type="str"),
     )
     spec.update(kops_argument_spec())
     return spec
@@ -141,17 +144,21 @@ def main():
     roles = {normalize_role(r) for r in params["roles"] or []}
     groups = []
     for record in kops_info.read_records(module, state_store, [cluster]):
-        record = dict(record, instance_groups=[
-            ig for ig in record["instance_groups"]
-            if (params["name"] is None or (ig.get("metadata") or {}).get("name") == params["name"])
-            and (not roles or normalize_role((ig.get("spec") or {}).get("role")) in roles)])
+        record = dict(
+            record,
+            instance_groups=[
+                ig
+                for ig in record["instance_groups"]
+                if (params["name"] is None or (ig.get("metadata") or {}).get("name") == params["name"])
+                and (not roles or normalize_role((ig.get("spec") or {}).get("role")) in roles)
+            ],
+        )
         if not record["instance_groups"]:
             continue
         cloud, nodes = kops_info.cloud_and_nodes(module, record, params["cloud"], params["kubeconfig"], params["kube_context"])
         by_instance = {n["instance_id"]: n for n in nodes or [] if n["instance_id"]} if nodes is not None else None
         summary = summarize_cluster(record)
-        groups = [kops_info.group_info(ig, summary, (cloud or {}).get(ig["metadata"]["name"]), by_instance)
-                  for ig in record["instance_groups"]]
+        groups = [kops_info.group_info(ig, summary, (cloud or {}).get(ig["metadata"]["name"]), by_instance) for ig in record["instance_groups"]]
     module.exit_json(changed=False, instance_groups=groups)
 
 

@@ -176,25 +176,41 @@ state_store_safety:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_pdb, kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import (
-    KopsModule, StoreGuard, kops_argument_spec, replan_on_change, state_store_of)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, StoreGuard, kops_argument_spec, replan_on_change, state_store_of
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import (
-    DURATION_FLAGS, cluster_auto_scaling_groups, drain_disabled, group_instances, replaced, roll_args, roll_report,
-    rolling_update_args)
+    DURATION_FLAGS,
+    cluster_auto_scaling_groups,
+    drain_disabled,
+    group_instances,
+    replaced,
+    roll_args,
+    roll_report,
+    rolling_update_args,
+)
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 
 def argument_spec():
     spec = kops_argument_spec()
     spec.update(
-        cluster=dict(type="str", required=True), instance_groups=dict(type="list", elements="str"),
-        instance_group_roles=dict(type="list", elements="str"), cloudonly=dict(type="bool", default=False),
-        force=dict(type="bool", default=False), validation_timeout=dict(type="str"), validate_count=dict(type="int"),
-        drain_timeout=dict(type="str"), control_plane_interval=dict(type="str"), node_interval=dict(type="str"),
-        bastion_interval=dict(type="str"), post_drain_delay=dict(type="str"),
-        fail_on_validate_error=dict(type="bool"), fail_on_drain_error=dict(type="bool"),
-        kubeconfig=dict(type="path"), kube_context=dict(type="str"), ignore_pdb=dict(type="bool", default=False),
+        cluster=dict(type="str", required=True),
+        instance_groups=dict(type="list", elements="str"),
+        instance_group_roles=dict(type="list", elements="str"),
+        cloudonly=dict(type="bool", default=False),
+        force=dict(type="bool", default=False),
+        validation_timeout=dict(type="str"),
+        validate_count=dict(type="int"),
+        drain_timeout=dict(type="str"),
+        control_plane_interval=dict(type="str"),
+        node_interval=dict(type="str"),
+        bastion_interval=dict(type="str"),
+        post_drain_delay=dict(type="str"),
+        fail_on_validate_error=dict(type="bool"),
+        fail_on_drain_error=dict(type="bool"),
+        kubeconfig=dict(type="path"),
+        kube_context=dict(type="str"),
+        ignore_pdb=dict(type="bool", default=False),
     )
     return spec
 
@@ -220,8 +236,11 @@ def pdb_gate(module, params, cluster, result, instances):
     if params["ignore_pdb"]:
         module.warn("rolling despite PodDisruptionBudgets that allow no disruption (ignore_pdb): %s" % names)
         return
-    module.fail_json(msg="PodDisruptionBudgets allow no disruption of pods on nodes about to roll: %s; nothing was rolled "
-                         "(fix the budgets, or set ignore_pdb: true)" % names, **result)
+    module.fail_json(
+        msg="PodDisruptionBudgets allow no disruption of pods on nodes about to roll: %s; nothing was rolled "
+        "(fix the budgets, or set ignore_pdb: true)" % names,
+        **result,
+    )
 
 
 def main():
@@ -242,14 +261,14 @@ def main():
     state_store = state_store_of(module)
     runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"])
     result = dict(changed=False, cluster=cluster, replaced={}, kops_invocations=runner.calls)
-    with module.aws_failures("AWS call failed for the rolling update of %s" % cluster), \
-            StoreGuard(module, state_store, cluster) as guard:
+    with module.aws_failures("AWS call failed for the rolling update of %s" % cluster), StoreGuard(module, state_store, cluster) as guard:
         try:
             # a spec written by another run while this one waited for the lock: list again what needs a roll
             replan_on_change(module, guard, None, lambda: roll(module, params, runner, cluster, result, guard))
         except KopsError as exc:
-            module.fail_json(msg="kops rolling-update failed for %s: %s" % (cluster, exc.message),
-                             state_store_safety=guard.facts(), **dict(exc.to_result(), **result))
+            module.fail_json(
+                msg="kops rolling-update failed for %s: %s" % (cluster, exc.message), state_store_safety=guard.facts(), **dict(exc.to_result(), **result)
+            )
     result["state_store_safety"] = guard.facts()
     module.exit_json(**result)
 

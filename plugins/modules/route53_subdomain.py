@@ -258,8 +258,7 @@ def check_params(module):
             params["parent_zone"] = normalize_dns_name(params["parent_zone"], "parent_zone")
     except DNSNameError as exc:
         module.fail_json(msg=str(exc))
-    for field, low, high in (("ttl", 0, 2147483647), ("wait_timeout", 1, 86400),
-                             ("verify_timeout", 1, 86400), ("port", 1, 65535)):
+    for field, low, high in (("ttl", 0, 2147483647), ("wait_timeout", 1, 86400), ("verify_timeout", 1, 86400), ("port", 1, 65535)):
         if not low <= params[field] <= high:
             module.fail_json(msg="%s: must be between %d and %d, got %d" % (field, low, high, params[field]))
     for field in ("nameservers", "child_nameservers"):
@@ -316,8 +315,9 @@ def create_zone(module, client, params):
     so the run ends with one zone, not two, and not a failure.
     """
     caller_reference = "kopsible-%s" % uuid.uuid4()
-    kwargs = dict(Name=params["name"] + ".", CallerReference=caller_reference,
-                  HostedZoneConfig={"Comment": params["comment"], "PrivateZone": params["private"]})
+    kwargs = dict(
+        Name=params["name"] + ".", CallerReference=caller_reference, HostedZoneConfig={"Comment": params["comment"], "PrivateZone": params["private"]}
+    )
     if params["private"]:
         kwargs["VPC"] = {"VPCId": params["vpc_id"], "VPCRegion": params["vpc_region"] or module.region}
     try:
@@ -359,8 +359,7 @@ def verify(module, params, name_servers, parent_record):
     else:
         ips, child_errors = dns_check.resolve_addresses(name_servers)
         child_ips = [(ip, port) for ip in ips]
-    result = dns_check.verify_delegation(params["name"], name_servers, parent_ips, child_ips,
-                                         timeout=params["verify_timeout"])
+    result = dns_check.verify_delegation(params["name"], name_servers, parent_ips, child_ips, timeout=params["verify_timeout"])
     result["problems"] = errors + child_errors + result["problems"]
     result["ok"] = result["ok"] and not (errors or child_errors)
     return result["ok"], result
@@ -376,9 +375,14 @@ def refuse_cname_at_delegation(module, client, parent, name):
     cname = route53.record_summary(record)
     module.fail_json(
         msg="The parent zone %s (%s) has a CNAME record %s -> %s: a name with a CNAME can hold no NS delegation, "
-            "so %s cannot be delegated; delete or rename that CNAME first (nothing was created)"
-            % (parent["name"], parent["id"], name, ", ".join(cname["values"]), name),
-        conflicting_record=cname, parent_zone_id=parent["id"], parent_zone=parent["name"], name=name, changed=False)
+        "so %s cannot be delegated; delete or rename that CNAME first (nothing was created)"
+        % (parent["name"], parent["id"], name, ", ".join(cname["values"]), name),
+        conflicting_record=cname,
+        parent_zone_id=parent["id"],
+        parent_zone=parent["name"],
+        name=name,
+        changed=False,
+    )
 
 
 def ensure_present(module, client, params):
@@ -418,8 +422,7 @@ def ensure_present(module, client, params):
                 change_ids.append(route53.change_records(client, parent["id"], [change], "kopsible delegation of %s" % params["name"]))
                 module.wrote("NS record %s in hosted zone %s (%s)" % (params["name"], parent["name"], parent["id"]))
     result["delegation"] = after
-    result["diff"] = {"before": {"zone_id": zone_before, "delegation": before},
-                      "after": {"zone_id": child["id"] or "(new zone)", "delegation": after}}
+    result["diff"] = {"before": {"zone_id": zone_before, "delegation": before}, "after": {"zone_id": child["id"] or "(new zone)", "delegation": after}}
     result["changes"] = change_ids
     if params["wait"] and change_ids:
         try:
@@ -434,8 +437,11 @@ def ensure_present(module, client, params):
             parent_record = route53.get_record(client, parent["id"], parent["name"], "NS")
             result["verified"], result["verification"] = verify(module, params, name_servers, parent_record)
             if not result["verified"]:
-                module.fail_json(msg="DNS verification of %s failed after %ss: %s" % (
-                    params["name"], result["verification"]["seconds"], "; ".join(result["verification"]["problems"])), **result)
+                module.fail_json(
+                    msg="DNS verification of %s failed after %ss: %s"
+                    % (params["name"], result["verification"]["seconds"], "; ".join(result["verification"]["problems"])),
+                    **result,
+                )
     return result
 
 
@@ -443,8 +449,7 @@ def ensure_absent(module, client, params):
     zones = route53.list_zones(client)
     parent = find_parent(module, zones, params)
     child = find_child(module, zones, params)
-    result = dict(changed=False, name=params["name"], zone_id="", name_servers=[], delegation={},
-                  changes=[], verified=None, deleted_records=[])
+    result = dict(changed=False, name=params["name"], zone_id="", name_servers=[], delegation={}, changes=[], verified=None, deleted_records=[])
     if parent:
         result.update(parent_zone_id=parent["id"], parent_zone=parent["name"])
     record = route53.get_record(client, parent["id"], params["name"], "NS") if parent and not params["private"] else None
@@ -456,10 +461,13 @@ def ensure_absent(module, client, params):
         records = route53.list_records(client, child["id"])
         leftovers = route53.non_apex_records(records, child["name"])
         if leftovers and not params["force"]:
-            module.fail_json(msg="Hosted zone %s (%s) still holds records other than NS and SOA: %s; delete them "
-                                 "first (e.g. delete the cluster) or set force: true"
-                                 % (params["name"], child["id"], ", ".join("%s %s" % (r["name"], r["type"]) for r in leftovers)),
-                             records=leftovers, **result)
+            module.fail_json(
+                msg="Hosted zone %s (%s) still holds records other than NS and SOA: %s; delete them "
+                "first (e.g. delete the cluster) or set force: true"
+                % (params["name"], child["id"], ", ".join("%s %s" % (r["name"], r["type"]) for r in leftovers)),
+                records=leftovers,
+                **result,
+            )
     result["changed"] = bool(record or child)
     result["diff"] = {"before": before, "after": {"zone_id": "", "delegation": {}}}
     if module.check_mode or not result["changed"]:
@@ -467,14 +475,20 @@ def ensure_absent(module, client, params):
         return result
 
     if record:
-        result["changes"].append(route53.change_records(client, parent["id"], [{"Action": "DELETE", "ResourceRecordSet": record}],
-                                                        "kopsible: remove delegation of %s" % params["name"]))
+        result["changes"].append(
+            route53.change_records(
+                client, parent["id"], [{"Action": "DELETE", "ResourceRecordSet": record}], "kopsible: remove delegation of %s" % params["name"]
+            )
+        )
         module.wrote("NS record %s deleted from hosted zone %s (%s)" % (params["name"], parent["name"], parent["id"]))
     if child:
         doomed = [r for r in records if not (route53.normalize_value(r["Name"]) == child["name"] and r["Type"] in route53.APEX_TYPES)]
         if doomed:
-            result["changes"].append(route53.change_records(client, child["id"], [{"Action": "DELETE", "ResourceRecordSet": r} for r in doomed],
-                                                            "kopsible: force delete of %s" % params["name"]))
+            result["changes"].append(
+                route53.change_records(
+                    client, child["id"], [{"Action": "DELETE", "ResourceRecordSet": r} for r in doomed], "kopsible: force delete of %s" % params["name"]
+                )
+            )
             module.wrote("%d records deleted from hosted zone %s (%s)" % (len(doomed), child["name"], child["id"]))
         response = client.delete_hosted_zone(aws_retry=True, Id=child["id"])
         result["changes"].append(response["ChangeInfo"]["Id"])

@@ -9,11 +9,12 @@ answered ``denied`` (403 ``AccessDenied``, ``UnauthorizedOperation`` for EC2: wh
 without the permission, never retried). The operations are found by the run, not listed here, so a new
 AWS call in a module is covered the day it is added.
 """
+
 import json
 
 import pytest
 
-from conftest import BUCKET, CLUSTER, SUBDOMAIN
+from conftest import CLUSTER, SUBDOMAIN
 from harness.faults import faulty
 from harness.playbook import run_playbook
 
@@ -81,20 +82,13 @@ def applied(world, kplay):
 
 
 SCENARIOS = [
-    Scenario("route53_subdomain present", fresh,
-             lambda w: module_task("route53_subdomain", name="team." + SUBDOMAIN, parent_zone=SUBDOMAIN)),
-    Scenario("route53_subdomain absent", fresh,
-             lambda w: module_task("route53_subdomain", name=SUBDOMAIN, parent_zone="example.org", state="absent")),
+    Scenario("route53_subdomain present", fresh, lambda w: module_task("route53_subdomain", name="team." + SUBDOMAIN, parent_zone=SUBDOMAIN)),
+    Scenario("route53_subdomain absent", fresh, lambda w: module_task("route53_subdomain", name=SUBDOMAIN, parent_zone="example.org", state="absent")),
     Scenario("kops_cluster create", fresh, lambda w: module_task("kops_cluster", **w.cluster_options())),
-    Scenario("kops_instancegroup edit", created,
-             lambda w: module_task("kops_instancegroup", cluster=CLUSTER, name=NODES, min_size=2, max_size=2)),
-    Scenario("kops_cluster delete", created,
-             lambda w: module_task("kops_cluster", name=CLUSTER, state="absent")),
-    Scenario("rolling_update preview", applied,
-             lambda w: module_task("rolling_update", cluster=CLUSTER, cloudonly=True, force=True), check=True),
+    Scenario("kops_instancegroup edit", created, lambda w: module_task("kops_instancegroup", cluster=CLUSTER, name=NODES, min_size=2, max_size=2)),
+    Scenario("kops_cluster delete", created, lambda w: module_task("kops_cluster", name=CLUSTER, state="absent")),
+    Scenario("rolling_update preview", applied, lambda w: module_task("rolling_update", cluster=CLUSTER, cloudonly=True, force=True), check=True),
 ]
-
-
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])

@@ -4,6 +4,7 @@ connections, must end with exactly the state of a run without faults, and a seco
 must change nothing. The end state is read from the emulator directly, never through the proxy.
 docs/reliability.md ("AWS faults") records the rates and counts.
 """
+
 import pytest
 
 from harness.faults import faulty
@@ -25,12 +26,18 @@ def tasks(dns_server):
     verify = {"verify_dns": True, "verify_timeout": 20, "nameservers": [dns_server]}
     return [
         {"name": "staging", "kopsible.kops.route53_subdomain": dict(name=STAGING, parent_zone=PARENT, **verify)},
-        {"name": "delegation role", "ansible.builtin.include_role": {"name": "kopsible.kops.subdomain_delegation"},
-         "vars": {"subdomain_delegation_name": SUBDOMAIN, "subdomain_delegation_parent_zone": PARENT,
-                  "subdomain_delegation_verify_dns": True, "subdomain_delegation_verify_timeout": 20,
-                  "subdomain_delegation_nameservers": [dns_server]}},
-        {"name": "state store role", "ansible.builtin.include_role": {"name": "kopsible.kops.state_store"},
-         "vars": {"state_store_bucket": BUCKET}},
+        {
+            "name": "delegation role",
+            "ansible.builtin.include_role": {"name": "kopsible.kops.subdomain_delegation"},
+            "vars": {
+                "subdomain_delegation_name": SUBDOMAIN,
+                "subdomain_delegation_parent_zone": PARENT,
+                "subdomain_delegation_verify_dns": True,
+                "subdomain_delegation_verify_timeout": 20,
+                "subdomain_delegation_nameservers": [dns_server],
+            },
+        },
+        {"name": "state store role", "ansible.builtin.include_role": {"name": "kopsible.kops.state_store"}, "vars": {"state_store_bucket": BUCKET}},
     ]
 
 
@@ -43,8 +50,10 @@ def end_state(emulator):
     r53, s3 = emulator.client("route53"), emulator.client("s3")
     zones = []
     for zone in r53.list_hosted_zones()["HostedZones"]:
-        records = [(r["Name"], r["Type"], r.get("TTL"), sorted(v["Value"].rstrip(".") for v in r.get("ResourceRecords", [])))
-                   for r in r53.list_resource_record_sets(HostedZoneId=zone["Id"])["ResourceRecordSets"]]
+        records = [
+            (r["Name"], r["Type"], r.get("TTL"), sorted(v["Value"].rstrip(".") for v in r.get("ResourceRecords", [])))
+            for r in r53.list_resource_record_sets(HostedZoneId=zone["Id"])["ResourceRecordSets"]
+        ]
         zones.append((zone["Name"], zone["Config"].get("PrivateZone"), zone["Config"].get("Comment"), sorted(records)))
     buckets = {}
     for bucket in s3.list_buckets()["Buckets"]:
@@ -60,8 +69,7 @@ def end_state(emulator):
 
 def module_results(run):
     """``changed`` of every task that ran a module (debug and set_fact excluded), in run order."""
-    return [(name, result.get("changed")) for name, result in run.results
-            if "name_servers" in result or "versioning" in result or "encryption" in result]
+    return [(name, result.get("changed")) for name, result in run.results if "name_servers" in result or "versioning" in result or "encryption" in result]
 
 
 def verified(run):
@@ -94,8 +102,7 @@ def baseline(emulator_session):
     assert first.rc == 0, first.stdout[-3000:] + first.stderr[-2000:]
     assert stats["faults"] == 0
     print("baseline: %d requests %s" % (stats["requests"], stats["services"]))
-    return {"state": end_state(emulator_session), "requests": stats["requests"], "first": module_results(first),
-            "verified": verified(first)}
+    return {"state": end_state(emulator_session), "requests": stats["requests"], "first": module_results(first), "verified": verified(first)}
 
 
 def test_baseline_creates_zones_delegations_and_bucket(baseline):
@@ -118,9 +125,10 @@ def test_baseline_creates_zones_delegations_and_bucket(baseline):
 def test_same_end_state_under_faults(emulator, baseline, case):
     rate, seed, env = CASES[case]
     first, second, first_stats, stats = converge(emulator, rate, seed, env)
-    print("%s rate %s seed %s: first run %d requests, %d faults %s; both runs %d requests, %d faults"
-          % (case, rate, seed, first_stats["requests"], first_stats["faults"], first_stats["faults_by_kind"],
-             stats["requests"], stats["faults"]))  # shown with pytest -rP; docs/reliability.md quotes it
+    print(
+        "%s rate %s seed %s: first run %d requests, %d faults %s; both runs %d requests, %d faults"
+        % (case, rate, seed, first_stats["requests"], first_stats["faults"], first_stats["faults_by_kind"], stats["requests"], stats["faults"])
+    )  # shown with pytest -rP; docs/reliability.md quotes it
     assert first.rc == 0, (first_stats, first.stdout[-4000:])
     assert end_state(emulator) == baseline["state"]
     assert [changed for _, changed in module_results(first)] == [True, True, True]
@@ -137,8 +145,7 @@ def test_same_end_state_under_faults(emulator, baseline, case):
 
 
 def upsert_a(value):
-    return {"Action": "UPSERT", "ResourceRecordSet": {"Name": "api.%s." % PARENT, "Type": "A", "TTL": 60,
-                                                      "ResourceRecords": [{"Value": value}]}}
+    return {"Action": "UPSERT", "ResourceRecordSet": {"Name": "api.%s." % PARENT, "Type": "A", "TTL": 60, "ResourceRecords": [{"Value": value}]}}
 
 
 def test_route53_retries_catch_prior_request_not_complete(emulator, monkeypatch):
@@ -149,6 +156,7 @@ def test_route53_retries_catch_prior_request_not_complete(emulator, monkeypatch)
     import botocore.exceptions
     from ansible_collections.amazon.aws.plugins.module_utils import cloud
     from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry, RetryingBotoClientWrapper
+
     from ansible_collections.kopsible.kops.plugins.module_utils import route53
 
     sleeps = []

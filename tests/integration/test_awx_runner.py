@@ -13,6 +13,7 @@ emulator with the real kops, as docs/awx.md sets them up:
 - the job events are read back: every task has its result event (per host), and no secret is in any event or
   in any file of the private data directory (artifacts included).
 """
+
 import json
 import os
 import sys
@@ -40,12 +41,24 @@ def job(tmp_path, name, playbook, inventory, extravars, limit=None):
     private = tmp_path / name
     private.mkdir()
     envvars = {  # the credential, as AWX injects it, and the EE's PATH (the venv's ansible-playbook)
-        "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_SECURITY_TOKEN": SECURITY_TOKEN,
+        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        "AWS_SECURITY_TOKEN": SECURITY_TOKEN,
         "AWS_EC2_METADATA_DISABLED": "true",
-        "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])}
-    runner = ansible_runner.run(private_data_dir=str(private), project_dir=ROOT, playbook=playbook, inventory=inventory,
-                                extravars=extravars, envvars=envvars, limit=limit, ident=name, quiet=True,
-                                suppress_env_files=True)  # as AWX runs jobs (AWX_RUNNER_OMIT_ENV_FILES): no env/envvars file
+        "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]),
+    }
+    runner = ansible_runner.run(
+        private_data_dir=str(private),
+        project_dir=ROOT,
+        playbook=playbook,
+        inventory=inventory,
+        extravars=extravars,
+        envvars=envvars,
+        limit=limit,
+        ident=name,
+        quiet=True,
+        suppress_env_files=True,
+    )  # as AWX runs jobs (AWX_RUNNER_OMIT_ENV_FILES): no env/envvars file
     return runner, private
 
 
@@ -94,17 +107,28 @@ def test_awx_jobs_create_and_sliced_fleet_rollout(emulator, ssh_public_key, tmp_
         monkeypatch.delenv(name, raising=False)
     emulator.warm()
     localhost = tmp_path / "localhost.yml"  # the inventory of the templates that run on localhost (docs/awx.md)
-    localhost.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {
-        "ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
+    localhost.write_text(yaml.safe_dump({"all": {"hosts": {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable}}}}))
     with faulty(emulator) as aws:
-        template = {"kops_binary": kops_binary(), "kops_env": {"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"},
-                    "aws_endpoint_url": aws.url, "aws_region": "us-east-1"}
+        template = {
+            "kops_binary": kops_binary(),
+            "kops_env": {"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"},
+            "aws_endpoint_url": aws.url,
+            "aws_region": "us-east-1",
+        }
         # the create template, launched once per cluster with the survey's answers
         for index, (cluster, wave) in enumerate(sorted(CLUSTERS.items())):
-            survey = {"state_store_bucket": BUCKET, "cluster_name": cluster, "cluster_zones": ["us-east-1a"],
-                      "cluster_node_count": 1, "cluster_kubernetes_version": "1.34.1", "cluster_channel": "none",
-                      "cluster_image": UBUNTU_AMI, "cluster_ssh_public_key": ssh_public_key,
-                      "cluster_cloud_labels": {"rollout": wave}, "cluster_apply": False}
+            survey = {
+                "state_store_bucket": BUCKET,
+                "cluster_name": cluster,
+                "cluster_zones": ["us-east-1a"],
+                "cluster_node_count": 1,
+                "cluster_kubernetes_version": "1.34.1",
+                "cluster_channel": "none",
+                "cluster_image": UBUNTU_AMI,
+                "cluster_ssh_public_key": ssh_public_key,
+                "cluster_cloud_labels": {"rollout": wave},
+                "cluster_apply": False,
+            }
             runner, private = job(tmp_path, "create-%d" % index, "playbooks/create_cluster.yml", str(localhost), dict(template, **survey))
             assert runner.status == "successful", runner.stdout.read()[-3000:]
             results = assert_events(runner, private)
@@ -112,14 +136,31 @@ def test_awx_jobs_create_and_sliced_fleet_rollout(emulator, ssh_public_key, tmp_
 
         # the fleet template: inventory source from the project, sliced in two jobs
         source = tmp_path / "fleet.kops.yml"
-        source.write_text(yaml.safe_dump({"plugin": "kopsible.kops.kops", "state_stores": ["s3://" + BUCKET], "endpoint_url": aws.url,
-                                          "region": "us-east-1", "keyed_groups": [{"key": "cloud_labels.rollout", "prefix": "rollout"}]}))
-        survey = {"fleet_kubernetes_version": "1.35.0", "fleet_canary": "rollout_canary", "fleet_batch_size": 1,
-                  "upgrade_cloudonly": True, "upgrade_validate": False, "upgrade_control_plane_interval": "1s",
-                  "upgrade_node_interval": "1s", "upgrade_bastion_interval": "1s"}
+        source.write_text(
+            yaml.safe_dump(
+                {
+                    "plugin": "kopsible.kops.kops",
+                    "state_stores": ["s3://" + BUCKET],
+                    "endpoint_url": aws.url,
+                    "region": "us-east-1",
+                    "keyed_groups": [{"key": "cloud_labels.rollout", "prefix": "rollout"}],
+                }
+            )
+        )
+        survey = {
+            "fleet_kubernetes_version": "1.35.0",
+            "fleet_canary": "rollout_canary",
+            "fleet_batch_size": 1,
+            "upgrade_cloudonly": True,
+            "upgrade_validate": False,
+            "upgrade_control_plane_interval": "1s",
+            "upgrade_node_interval": "1s",
+            "upgrade_bastion_interval": "1s",
+        }
         for index, cluster in enumerate(sorted(CLUSTERS)):
-            runner, private = job(tmp_path, "fleet-slice-%d" % index, "playbooks/fleet_upgrade.yml", str(source),
-                                  dict(template, **survey), limit="%s:localhost" % cluster)
+            runner, private = job(
+                tmp_path, "fleet-slice-%d" % index, "playbooks/fleet_upgrade.yml", str(source), dict(template, **survey), limit="%s:localhost" % cluster
+            )
             assert runner.status == "successful", runner.stdout.read()[-3000:]
             results = assert_events(runner, private)
             hosts = {host for dummy, host in results}
@@ -144,6 +185,7 @@ def test_awx_jobs_create_and_sliced_fleet_rollout(emulator, ssh_public_key, tmp_
     # which reads AWS_SESSION_TOKEN from the runner (docs/awx.md)
     assert tokens.get("", {}).keys() <= {"aws-sdk-go-v2"}, tokens.get("")
     assert set(tokens.get("", {}).get("aws-sdk-go-v2", {})) <= {"s3"}, tokens.get("")
+
 
 def stored_version(emulator, cluster):
     body = emulator.client("s3").get_object(Bucket=BUCKET, Key=cluster + "/config")["Body"].read()

@@ -10,6 +10,7 @@ The kops modules run the real kops (.cache/bin/kops) against a real state-store 
 local DNS: every input must fail before kops, so none needs a DNS lookup. The figures go to
 out/bad-input-matrix.json as ``{module: {tried, failed_cleanly}}``.
 """
+
 import json
 import os
 
@@ -27,8 +28,11 @@ REPORT = os.path.join(ROOT, "out", "bad-input-matrix.json")
 
 def kops_options():
     """kops options for module_defaults, without the DNS wrapper: the real binary, kops' offline settings."""
-    return {"kops_binary": kops_binary(), "state_store": "s3://" + BUCKET,
-            "kops_env": {"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"}}
+    return {
+        "kops_binary": kops_binary(),
+        "state_store": "s3://" + BUCKET,
+        "kops_env": {"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"},
+    }
 
 
 def known_options(module):
@@ -133,8 +137,17 @@ def gossip_cluster(emulator_session, ssh_public_key):
     """An emptied emulator with the state-store bucket and the spec of ``c1.k8s.local`` (created, not applied)."""
     emulator_session.reset()
     make_bucket(emulator_session)
-    options = dict(name=GOSSIP, zones=["us-east-1a"], node_count=1, node_size="t3.medium", control_plane_size="t3.medium",
-                   kubernetes_version="1.34.1", channel="none", image=UBUNTU_AMI, ssh_public_key=ssh_public_key)
+    options = dict(
+        name=GOSSIP,
+        zones=["us-east-1a"],
+        node_count=1,
+        node_size="t3.medium",
+        control_plane_size="t3.medium",
+        kubernetes_version="1.34.1",
+        channel="none",
+        image=UBUNTU_AMI,
+        ssh_public_key=ssh_public_key,
+    )
     run = run_playbook([{"name": "c", "kopsible.kops.kops_cluster": options}], emulator=emulator_session, kops=kops_options())
     assert not run.failed, run.stdout[-2000:]
     return emulator_session
@@ -150,8 +163,17 @@ def test_route53_subdomain_matrix(emulator):
 @pytest.mark.kops
 def test_kops_cluster_matrix(emulator, ssh_public_key):
     make_bucket(emulator)
-    base = dict(name=NEW, zones=["us-east-1a"], node_count=1, node_size="t3.medium", control_plane_size="t3.medium",
-                kubernetes_version="1.34.1", channel="none", image=UBUNTU_AMI, ssh_public_key=ssh_public_key)
+    base = dict(
+        name=NEW,
+        zones=["us-east-1a"],
+        node_count=1,
+        node_size="t3.medium",
+        control_plane_size="t3.medium",
+        kubernetes_version="1.34.1",
+        channel="none",
+        image=UBUNTU_AMI,
+        ssh_public_key=ssh_public_key,
+    )
     cases = inputs.cases(inputs.kops_cluster_categories(known_options("kops_cluster"))) + inputs.REGRESSIONS["kops_cluster"]
     run_matrix(emulator, "kops_cluster", base, cases, kops=kops_options())
 

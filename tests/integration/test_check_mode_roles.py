@@ -1,6 +1,7 @@
 """Every role in check mode against a populated emulator (delegated subdomain, versioned state store, an applied
 HA cluster) with changes to make: the emulator's state (Emulator.snapshot: every resource read through the AWS APIs), the state-store
 objects and their versions, and a kubeconfig file are byte-identical before and after."""
+
 import hashlib
 
 import pytest
@@ -24,12 +25,17 @@ def test_every_role_in_check_mode_writes_nothing(applied_cluster, cluster_play, 
         # a new subdomain to delegate, a new bucket, a cluster change, a scale-up, an upgrade, a deletion, IAM
         include("subdomain_delegation", subdomain_delegation_name="other." + PARENT, subdomain_delegation_parent_zone=PARENT),
         include("state_store", state_store_bucket="kopsible-new-state"),
-        include("cluster", cluster_name=CLUSTER, cluster_cloud_labels={"team": "platform"}, cluster_apply=True,
-                cluster_export_kubeconfig=True, cluster_kubeconfig=str(kubeconfig), **kops),
-        include("instancegroups", instancegroups_cluster=CLUSTER,
-                instancegroups_list=[{"name": "nodes-us-east-1a", "min_size": 3, "max_size": 3}], **kops),
-        include("upgrade", upgrade_cluster=CLUSTER, upgrade_kubernetes_version="1.35.0", upgrade_cloudonly=True,
-                upgrade_validate=False, **kops),
+        include(
+            "cluster",
+            cluster_name=CLUSTER,
+            cluster_cloud_labels={"team": "platform"},
+            cluster_apply=True,
+            cluster_export_kubeconfig=True,
+            cluster_kubeconfig=str(kubeconfig),
+            **kops,
+        ),
+        include("instancegroups", instancegroups_cluster=CLUSTER, instancegroups_list=[{"name": "nodes-us-east-1a", "min_size": 3, "max_size": 3}], **kops),
+        include("upgrade", upgrade_cluster=CLUSTER, upgrade_kubernetes_version="1.35.0", upgrade_cloudonly=True, upgrade_validate=False, **kops),
         include("teardown", teardown_cluster=CLUSTER, teardown_dns_zone=SUBDOMAIN, **kops),
         include("kops_iam", kops_iam_group_name="kops-check", kops_iam_user_name="kops-check"),
     ]

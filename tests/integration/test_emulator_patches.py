@@ -1,4 +1,5 @@
 """Each emulator fix (tools/emulator_patches.py) pinned through boto3 over HTTP, as AWS answers."""
+
 import base64
 import hashlib
 import subprocess
@@ -9,8 +10,7 @@ import pytest
 
 def vpc_with_subnets(ec2, zones=("us-east-1a", "us-east-1b")):
     vpc = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
-    subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.%d.0/24" % i, AvailabilityZone=z)["Subnet"]["SubnetId"]
-               for i, z in enumerate(zones)]
+    subnets = [ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.%d.0/24" % i, AvailabilityZone=z)["Subnet"]["SubnetId"] for i, z in enumerate(zones)]
     return vpc, subnets
 
 
@@ -27,9 +27,14 @@ def group_with_template(emulator, subnets, size=2):
     ami = ec2.describe_images(Owners=["099720109477"])["Images"][0]["ImageId"]
     data = {"ImageId": ami, "InstanceType": "t3.medium", "UserData": base64.b64encode(b"#!/bin/sh\necho v1\n").decode()}
     template = ec2.create_launch_template(LaunchTemplateName="lt", LaunchTemplateData=data)["LaunchTemplate"]
-    asg.create_auto_scaling_group(AutoScalingGroupName="g", MinSize=size, MaxSize=size, DesiredCapacity=size,
-                                  LaunchTemplate={"LaunchTemplateId": template["LaunchTemplateId"], "Version": "$Latest"},
-                                  VPCZoneIdentifier=",".join(subnets))
+    asg.create_auto_scaling_group(
+        AutoScalingGroupName="g",
+        MinSize=size,
+        MaxSize=size,
+        DesiredCapacity=size,
+        LaunchTemplate={"LaunchTemplateId": template["LaunchTemplateId"], "Version": "$Latest"},
+        VPCZoneIdentifier=",".join(subnets),
+    )
     return template["LaunchTemplateId"], data
 
 
@@ -78,16 +83,14 @@ def test_subnet_private_dns_attributes_are_stored(emulator):
     ec2.modify_subnet_attribute(SubnetId=subnet, EnableResourceNameDnsARecordOnLaunch={"Value": True})
     ec2.modify_subnet_attribute(SubnetId=subnet, EnableResourceNameDnsAAAARecordOnLaunch={"Value": True})
     options = ec2.describe_subnets(SubnetIds=[subnet])["Subnets"][0]["PrivateDnsNameOptionsOnLaunch"]
-    assert options == {"HostnameType": "resource-name", "EnableResourceNameDnsARecord": True,
-                       "EnableResourceNameDnsAAAARecord": True}
+    assert options == {"HostnameType": "resource-name", "EnableResourceNameDnsARecord": True, "EnableResourceNameDnsAAAARecord": True}
 
 
 def test_imported_ed25519_fingerprint_is_openssh_sha256(emulator, tmp_path):
     key = tmp_path / "k"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     public = (tmp_path / "k.pub").read_text()
-    expected = subprocess.run(["ssh-keygen", "-l", "-E", "sha256", "-f", str(tmp_path / "k.pub")],
-                              capture_output=True, text=True, check=True).stdout.split()[1]
+    expected = subprocess.run(["ssh-keygen", "-l", "-E", "sha256", "-f", str(tmp_path / "k.pub")], capture_output=True, text=True, check=True).stdout.split()[1]
     ec2 = emulator.client("ec2")
     ec2.import_key_pair(KeyName="k", PublicKeyMaterial=public.encode())
     got = ec2.describe_key_pairs(KeyNames=["k"])["KeyPairs"][0]["KeyFingerprint"]
@@ -183,14 +186,25 @@ def spot_group(emulator, subnets, size=1, **kwargs):
     """A group with a mixed instances policy (two types, all spot) on a template of its own; returns the template id."""
     ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
     ami = ec2.describe_images(Owners=["099720109477"])["Images"][0]["ImageId"]
-    template = ec2.create_launch_template(LaunchTemplateName="spot", LaunchTemplateData={
-        "ImageId": ami, "InstanceType": "t3.medium"})["LaunchTemplate"]["LaunchTemplateId"]
-    policy = {"LaunchTemplate": {"LaunchTemplateSpecification": {"LaunchTemplateId": template, "Version": "$Latest"},
-                                 "Overrides": [{"InstanceType": "t3.medium"}, {"InstanceType": "t3.large"}]},
-              "InstancesDistribution": {"OnDemandBaseCapacity": 0, "OnDemandPercentageAboveBaseCapacity": 0,
-                                        "SpotAllocationStrategy": "capacity-optimized"}}
-    asg.create_auto_scaling_group(AutoScalingGroupName="spot", MinSize=size, MaxSize=size, DesiredCapacity=size,
-                                  MixedInstancesPolicy=policy, VPCZoneIdentifier=",".join(subnets), **kwargs)
+    template = ec2.create_launch_template(LaunchTemplateName="spot", LaunchTemplateData={"ImageId": ami, "InstanceType": "t3.medium"})["LaunchTemplate"][
+        "LaunchTemplateId"
+    ]
+    policy = {
+        "LaunchTemplate": {
+            "LaunchTemplateSpecification": {"LaunchTemplateId": template, "Version": "$Latest"},
+            "Overrides": [{"InstanceType": "t3.medium"}, {"InstanceType": "t3.large"}],
+        },
+        "InstancesDistribution": {"OnDemandBaseCapacity": 0, "OnDemandPercentageAboveBaseCapacity": 0, "SpotAllocationStrategy": "capacity-optimized"},
+    }
+    asg.create_auto_scaling_group(
+        AutoScalingGroupName="spot",
+        MinSize=size,
+        MaxSize=size,
+        DesiredCapacity=size,
+        MixedInstancesPolicy=policy,
+        VPCZoneIdentifier=",".join(subnets),
+        **kwargs,
+    )
     return template
 
 
@@ -210,14 +224,15 @@ def test_updating_a_group_keeps_its_mixed_instances_policy(emulator):
     assert "LaunchTemplate" not in group and len(group["Instances"]) == 2
     assert all(i["LaunchTemplate"]["LaunchTemplateId"] == template for i in group["Instances"])
     # Only InstancesDistribution fields (kops: a changed spot strategy): the template and overrides stay.
-    asg.update_auto_scaling_group(AutoScalingGroupName="spot", MixedInstancesPolicy={
-        "InstancesDistribution": {"SpotAllocationStrategy": "lowest-price"}})
+    asg.update_auto_scaling_group(AutoScalingGroupName="spot", MixedInstancesPolicy={"InstancesDistribution": {"SpotAllocationStrategy": "lowest-price"}})
     policy = describe_group(emulator)["MixedInstancesPolicy"]
     assert policy["LaunchTemplate"] == created["LaunchTemplate"]
     assert policy["InstancesDistribution"] == dict(created["InstancesDistribution"], SpotAllocationStrategy="lowest-price")
     # Only the launch template specification (kops after a template change): the overrides stay.
-    asg.update_auto_scaling_group(AutoScalingGroupName="spot", MixedInstancesPolicy={"LaunchTemplate": {
-        "LaunchTemplateSpecification": {"LaunchTemplateId": template, "Version": "$Latest"}}})
+    asg.update_auto_scaling_group(
+        AutoScalingGroupName="spot",
+        MixedInstancesPolicy={"LaunchTemplate": {"LaunchTemplateSpecification": {"LaunchTemplateId": template, "Version": "$Latest"}}},
+    )
     assert describe_group(emulator)["MixedInstancesPolicy"]["LaunchTemplate"]["Overrides"] == created["LaunchTemplate"]["Overrides"]
     # A LaunchTemplate in the request replaces the policy, as on AWS (kops when mixedInstancesPolicy is removed).
     asg.update_auto_scaling_group(AutoScalingGroupName="spot", LaunchTemplate={"LaunchTemplateId": template, "Version": "$Latest"})
@@ -251,20 +266,31 @@ def test_delete_key_pair_by_id(emulator):
 def kops_offering_request(ec2, instance_type, **extra):
     """The request kops sends per candidate type (upup/pkg/fi/cloudup/awsup/aws_cloud.go zonesWithInstanceType)."""
     return ec2.describe_reserved_instances_offerings(
-        InstanceType=instance_type, InstanceTenancy="default", IncludeMarketplace=False, OfferingClass="standard",
-        OfferingType="No Upfront", ProductDescription="Linux/UNIX (Amazon VPC)", **extra)["ReservedInstancesOfferings"]
+        InstanceType=instance_type,
+        InstanceTenancy="default",
+        IncludeMarketplace=False,
+        OfferingClass="standard",
+        OfferingType="No Upfront",
+        ProductDescription="Linux/UNIX (Amazon VPC)",
+        **extra,
+    )["ReservedInstancesOfferings"]
 
 
 def test_reserved_instances_offerings_follow_the_request(emulator):
     ec2 = emulator.client("ec2")
-    offered = {o["Location"] for o in ec2.describe_instance_type_offerings(
-        LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": ["t3.medium"]}])["InstanceTypeOfferings"]}
+    offered = {
+        o["Location"]
+        for o in ec2.describe_instance_type_offerings(LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": ["t3.medium"]}])[
+            "InstanceTypeOfferings"
+        ]
+    }
     assert offered and "us-east-1e" not in offered  # AWS has no t3.medium in us-east-1e (use1-az3)
     offerings = kops_offering_request(ec2, "t3.medium")
     assert {o["InstanceType"] for o in offerings} == {"t3.medium"}
     assert {o["AvailabilityZone"] for o in offerings} == offered
     assert {(o["OfferingClass"], o["OfferingType"], o["ProductDescription"], o["InstanceTenancy"]) for o in offerings} == {
-        ("standard", "No Upfront", "Linux/UNIX (Amazon VPC)", "default")}
+        ("standard", "No Upfront", "Linux/UNIX (Amazon VPC)", "default")
+    }
     assert {o["Duration"] for o in offerings} == {31536000, 94608000}
     # kops' other candidates answer the same way; a type the region does not offer has no offering
     assert {o["InstanceType"] for o in kops_offering_request(ec2, "c5.large")} == {"c5.large"}
@@ -272,11 +298,10 @@ def test_reserved_instances_offerings_follow_the_request(emulator):
     assert kops_offering_request(ec2, "x9.nonexistent") == []
     # filters and MinDuration narrow too; pages of MaxResults with a NextToken cover everything once
     three_years = ec2.describe_reserved_instances_offerings(
-        InstanceType="t3.medium", MinDuration=94608000,
-        Filters=[{"Name": "availability-zone", "Values": ["us-east-1b"]}])["ReservedInstancesOfferings"]
+        InstanceType="t3.medium", MinDuration=94608000, Filters=[{"Name": "availability-zone", "Values": ["us-east-1b"]}]
+    )["ReservedInstancesOfferings"]
     assert three_years and {(o["AvailabilityZone"], o["Duration"]) for o in three_years} == {("us-east-1b", 94608000)}
-    pages = list(ec2.get_paginator("describe_reserved_instances_offerings").paginate(
-        InstanceType="t3.medium", PaginationConfig={"PageSize": 7}))
+    pages = list(ec2.get_paginator("describe_reserved_instances_offerings").paginate(InstanceType="t3.medium", PaginationConfig={"PageSize": 7}))
     ids = [o["ReservedInstancesOfferingId"] for p in pages for o in p["ReservedInstancesOfferings"]]
     assert len(pages) > 1 and len(ids) == len(set(ids)) == 5 * 3 * 2 * 2 * 2  # zones x types x classes x products x terms
 
@@ -300,8 +325,17 @@ def test_suspended_processes_keep_the_order_they_were_suspended_in(emulator):
     asg.resume_processes(AutoScalingGroupName="spot")  # none named: all resumed
     assert suspended() == []
     asg.suspend_processes(AutoScalingGroupName="spot")  # none named: all suspended, in the API reference's order
-    assert suspended() == ["Launch", "Terminate", "AddToLoadBalancer", "AlarmNotification", "AZRebalance", "HealthCheck",
-                           "InstanceRefresh", "ReplaceUnhealthy", "ScheduledActions"]
+    assert suspended() == [
+        "Launch",
+        "Terminate",
+        "AddToLoadBalancer",
+        "AlarmNotification",
+        "AZRebalance",
+        "HealthCheck",
+        "InstanceRefresh",
+        "ReplaceUnhealthy",
+        "ScheduledActions",
+    ]
 
 
 @pytest.mark.parametrize("region, partition", [("us-east-1", "aws"), ("cn-north-1", "aws-cn")])
@@ -356,8 +390,7 @@ def test_saved_state_restores_every_service_and_keeps_links_between_them(emulato
         versions = s3.list_object_versions(Bucket="saved-state")["Versions"]
         assert sorted(s3.get_object(Bucket="saved-state", Key="k", VersionId=v["VersionId"])["Body"].read() for v in versions) == [b"v1", b"v2"]
         asg.update_auto_scaling_group(AutoScalingGroupName="g", MinSize=3, MaxSize=3, DesiredCapacity=3)
-        running = [i for r in ec2.describe_instances(Filters=[{"Name": "instance-state-name", "Values": ["running"]}])["Reservations"]
-                   for i in r["Instances"]]
+        running = [i for r in ec2.describe_instances(Filters=[{"Name": "instance-state-name", "Values": ["running"]}])["Reservations"] for i in r["Instances"]]
         members = asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["Instances"]
         assert len(running) == 3 and {i["InstanceId"] for i in running} == {m["InstanceId"] for m in members}
         # a security group rule of the restored state takes tags (moto's own copy of a rule kept the old backend)

@@ -9,6 +9,7 @@ what an offline run needs: the endpoint, ``kops_binary``/``kops_env`` (KOPS_BASE
 artifact tree, no image-digest lookups), the SSH key, channel ``none`` (the default channel is on GitHub),
 and the ids of resources that only exist once the test made them (the China VPC, subnets and image).
 """
+
 import json
 import os
 import re
@@ -36,14 +37,16 @@ def example_vars(name):
 def offline(emulator, ssh_public_key, kops_env=None, **overrides):
     """Extra vars that run an example on the emulator (see the module docstring)."""
     env = dict(OFFLINE_FLAGS, KOPS_BASE_URL=artifact_mirror()) if kops_env is None else dict(OFFLINE_FLAGS, **kops_env)
-    return dict(kops_binary=kops_binary(), kops_env=env, aws_endpoint_url=emulator.url,
-                cluster_ssh_public_key=ssh_public_key, cluster_channel="none", **overrides)
+    return dict(
+        kops_binary=kops_binary(), kops_env=env, aws_endpoint_url=emulator.url, cluster_ssh_public_key=ssh_public_key, cluster_channel="none", **overrides
+    )
 
 
 def play(emulator, name, playbook, extra, check=False):
     """``ansible-playbook examples/<name>/<playbook> -e @vars.yml -e @overrides [--check --diff]``."""
-    run = run_playbook(playbook=os.path.join(ROOT, "examples", name, playbook), emulator=emulator,
-                       extra_vars=dict(example_vars(name), **extra), check=check, diff=check)
+    run = run_playbook(
+        playbook=os.path.join(ROOT, "examples", name, playbook), emulator=emulator, extra_vars=dict(example_vars(name), **extra), check=check, diff=check
+    )
     assert run.rc == 0, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or run.stderr[-2000:]
     return run
 
@@ -96,8 +99,9 @@ def subnets(spec):
 
 def kops_verbs(result):
     """The kops commands a result ran, as ``'create cluster --dry-run'``-like strings."""
-    return [" ".join(a for a in c["argv"][1:] if a in ("get", "create", "cluster", "update", "replace", "--dry-run", "--yes"))
-            for c in result["kops_invocations"]]
+    return [
+        " ".join(a for a in c["argv"][1:] if a in ("get", "create", "cluster", "update", "replace", "--dry-run", "--yes")) for c in result["kops_invocations"]
+    ]
 
 
 def created(plan, resource):
@@ -122,8 +126,7 @@ def test_gossip_example_check_mode(emulator, ssh_public_key):
     assert spec["cloudProvider"] == "aws" and spec["kubernetesVersion"] == "1.34.1"
     assert "dnsZone" not in spec  # gossip: no hosted zone
     assert spec["configBase"] == "s3://%s/%s" % (bucket, name)
-    assert subnets(spec) == {(z, "Private", z) for z in example["cluster_zones"]} | {
-        ("utility-" + z, "Utility", z) for z in example["cluster_zones"]}
+    assert subnets(spec) == {(z, "Private", z) for z in example["cluster_zones"]} | {("utility-" + z, "Utility", z) for z in example["cluster_zones"]}
     assert spec["cloudLabels"] == {"environment": "demo"}
     assert [m["instanceGroup"] for m in spec["etcdClusters"][0]["etcdMembers"]] == ["control-plane-eu-west-1a"]
     groups = {g["name"]: (g["role"], g["min_size"], g["zones"]) for g in result["instance_groups"]}
@@ -132,7 +135,8 @@ def test_gossip_example_check_mode(emulator, ssh_public_key):
         "nodes-eu-west-1a": ("Node", 1, ["eu-west-1a"]),
         "nodes-eu-west-1b": ("Node", 1, ["eu-west-1b"]),
         "nodes-eu-west-1c": ("Node", 0, ["eu-west-1c"]),
-        "bastions": ("Bastion", 1, ["eu-west-1a", "eu-west-1b", "eu-west-1c"])}
+        "bastions": ("Bastion", 1, ["eu-west-1a", "eu-west-1b", "eu-west-1c"]),
+    }
     # The bastion's type is kops' choice from the region's offerings; the others are the example's.
     assert {g["machine_type"] for g in result["instance_groups"] if g["role"] != "Bastion"} == {"t3.medium"}
     assert result["plan_note"].startswith("a new cluster's cloud plan")
@@ -159,8 +163,11 @@ def test_spot_workers_example_check_mode(emulator, ssh_public_key):
         assert result["spec"]["image"] == example["workers_image"]
         assert result["spec"]["instanceMetadata"] == {"httpTokens": "required", "httpPutResponseHopLimit": 1}
     assert spot["spec"]["mixedInstancesPolicy"] == {
-        "instances": ["m5.large", "m5a.large", "m6i.large", "m6a.large"], "onDemandBase": 0, "onDemandAboveBase": 0,
-        "spotAllocationStrategy": "price-capacity-optimized"}
+        "instances": ["m5.large", "m5a.large", "m6i.large", "m6a.large"],
+        "onDemandBase": 0,
+        "onDemandAboveBase": 0,
+        "spotAllocationStrategy": "price-capacity-optimized",
+    }
     assert spot["spec"]["capacityRebalance"] is True and "warmPool" not in spot["spec"]
     assert spot["spec"]["taints"] == ["spot=true:PreferNoSchedule"]
     assert warm["spec"]["warmPool"] == {"minSize": 1, "maxSize": 3, "enableLifecycleHook": True}
@@ -185,8 +192,7 @@ def test_spot_workers_example_check_mode(emulator, ssh_public_key):
     # The state store still has only the gossip example's groups.
     listing = emulator.client("s3", GOSSIP_REGION).list_objects_v2(Bucket=bucket, Prefix=name + "/instancegroup/")
     keys = [o["Key"] for o in listing["Contents"]]
-    assert sorted(k.rsplit("/", 1)[1] for k in keys) == [
-        "bastions", "control-plane-eu-west-1a", "nodes-eu-west-1a", "nodes-eu-west-1b", "nodes-eu-west-1c"]
+    assert sorted(k.rsplit("/", 1)[1] for k in keys) == ["bastions", "control-plane-eu-west-1a", "nodes-eu-west-1a", "nodes-eu-west-1b", "nodes-eu-west-1c"]
 
 
 def test_gossip_example_applies_a_name_kops_truncates_next_to_a_dash(emulator, ssh_public_key):
@@ -244,8 +250,11 @@ def test_spot_workers_example_applied_scaled_rolled_deleted(emulator, ssh_public
     policy = spot["MixedInstancesPolicy"]
     assert [o["InstanceType"] for o in policy["LaunchTemplate"]["Overrides"]] == ["m5.large", "m5a.large", "m6i.large", "m6a.large"]
     distribution = policy["InstancesDistribution"]
-    assert (int(distribution["OnDemandBaseCapacity"]), int(distribution["OnDemandPercentageAboveBaseCapacity"]),
-            distribution["SpotAllocationStrategy"]) == (0, 0, "price-capacity-optimized")
+    assert (int(distribution["OnDemandBaseCapacity"]), int(distribution["OnDemandPercentageAboveBaseCapacity"]), distribution["SpotAllocationStrategy"]) == (
+        0,
+        0,
+        "price-capacity-optimized",
+    )
     assert spot["CapacityRebalance"] is True and (spot["MinSize"], spot["MaxSize"], len(spot["Instances"])) == (1, 10, 1)
     asg = emulator.client("autoscaling", GOSSIP_REGION)
     pool = asg.describe_warm_pool(AutoScalingGroupName=warm_name)["WarmPoolConfiguration"]
@@ -266,13 +275,19 @@ def test_spot_workers_example_applied_scaled_rolled_deleted(emulator, ssh_public
     assert_unchanged(emulator, example, extra, scaled)
 
     # A launch-template change (metadata hop limit), applied, then rolled cloud-only: every spot instance replaced.
-    hop2 = workers(example, **{"spot-workers": {"min_size": 2, "instance_metadata": {"http_tokens": "required",
-                                                                                       "http_put_response_hop_limit": 2}}})
+    hop2 = workers(example, **{"spot-workers": {"min_size": 2, "instance_metadata": {"http_tokens": "required", "http_put_response_hop_limit": 2}}})
     results, cluster = group_results(play(emulator, "spot-workers", "workers.yml", dict(extra, workers_instance_groups=hop2)))
     assert results["spot-workers"]["changed"] is True and cluster["changed"] is True
     old = [i["InstanceId"] for i in auto_scaling_groups(emulator)[spot_name]["Instances"]]
-    kops = dict(cluster=name, state_store="s3://" + bucket, kops_binary=extra["kops_binary"], kops_env=extra["kops_env"],
-                region=GOSSIP_REGION, cloudonly=True, node_interval="1s")
+    kops = dict(
+        cluster=name,
+        state_store="s3://" + bucket,
+        kops_binary=extra["kops_binary"],
+        kops_env=extra["kops_env"],
+        region=GOSSIP_REGION,
+        cloudonly=True,
+        node_interval="1s",
+    )
     roll = {"name": "roll", "kopsible.kops.rolling_update": dict(kops, instance_groups=["spot-workers"])}
     rolled = run_playbook([roll], emulator=emulator).result("roll")
     assert not rolled.get("failed"), rolled.get("msg")
@@ -304,9 +319,12 @@ def test_spot_workers_example_applied_scaled_rolled_deleted(emulator, ssh_public
 
     # The cluster goes too, its key pair with it (kops deletes it by KeyPairId).
     assert ec2.describe_key_pairs()["KeyPairs"]
-    delete = {"name": "delete", "kopsible.kops.kops_cluster": dict(name=name, state="absent", state_store="s3://" + bucket,
-                                                                    kops_binary=extra["kops_binary"], kops_env=extra["kops_env"],
-                                                                    region=GOSSIP_REGION)}
+    delete = {
+        "name": "delete",
+        "kopsible.kops.kops_cluster": dict(
+            name=name, state="absent", state_store="s3://" + bucket, kops_binary=extra["kops_binary"], kops_env=extra["kops_env"], region=GOSSIP_REGION
+        ),
+    }
     deleted = run_playbook([delete], emulator=emulator).result("delete")
     assert not deleted.get("failed") and deleted["changed"] is True, deleted.get("msg")
     assert auto_scaling_groups(emulator) == {}
@@ -344,16 +362,17 @@ class ChinaNetwork:
         self.private = [subnet("10.20.32.0/19", "cn-north-1a"), subnet("10.20.64.0/19", "cn-north-1b")]
         self.utility = [subnet("10.20.0.0/22", "cn-north-1a"), subnet("10.20.4.0/22", "cn-north-1b")]
         self.zone_id = emulator.client("route53", CHINA).create_hosted_zone(
-            Name=example["cluster_dns_zone"] + ".", CallerReference="kops-internal", HostedZoneConfig={"PrivateZone": True},
-            VPC={"VPCRegion": CHINA, "VPCId": self.vpc})["HostedZone"]["Id"]
-        self.image = ec2.copy_image(SourceImageId=UBUNTU_AMI, SourceRegion=CHINA,
-                                    Name=example["cluster_image"].split("/", 1)[1])["ImageId"]
+            Name=example["cluster_dns_zone"] + ".",
+            CallerReference="kops-internal",
+            HostedZoneConfig={"PrivateZone": True},
+            VPC={"VPCRegion": CHINA, "VPCId": self.vpc},
+        )["HostedZone"]["Id"]
+        self.image = ec2.copy_image(SourceImageId=UBUNTU_AMI, SourceRegion=CHINA, Name=example["cluster_image"].split("/", 1)[1])["ImageId"]
         make_bucket(emulator, example["state_store_bucket"], CHINA)
 
     def overrides(self):
         """The example's placeholders replaced by the ids made here."""
-        return dict(cluster_vpc=self.vpc, cluster_subnets=self.private, cluster_utility_subnets=self.utility,
-                    cluster_image=self.image)
+        return dict(cluster_vpc=self.vpc, cluster_subnets=self.private, cluster_utility_subnets=self.utility, cluster_image=self.image)
 
 
 def stage_kops_files(emulator, bucket, prefix="files"):
@@ -366,7 +385,7 @@ def stage_kops_files(emulator, bucket, prefix="files"):
     """
     s3 = emulator.client("s3", CHINA)
     s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": CHINA})
-    tree = artifact_mirror()[len("file://"):]
+    tree = artifact_mirror()[len("file://") :]
     base = "%s/binaries/kops/%s" % (prefix, os.path.basename(tree))
     for folder, _, files in os.walk(tree):
         for file_name in files:
@@ -404,14 +423,18 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path):
         (net.private[0], "10.20.32.0/19", "cn-north-1a", "Private", "cn-north-1a"),
         (net.private[1], "10.20.64.0/19", "cn-north-1b", "Private", "cn-north-1b"),
         (net.utility[0], "10.20.0.0/22", "utility-cn-north-1a", "Utility", "cn-north-1a"),
-        (net.utility[1], "10.20.4.0/22", "utility-cn-north-1b", "Utility", "cn-north-1b")}
+        (net.utility[1], "10.20.4.0/22", "utility-cn-north-1b", "Utility", "cn-north-1b"),
+    }
     assert spec["topology"]["dns"]["type"] == "Private" and spec["dnsZone"] == "kops.internal"
     assert spec["api"]["loadBalancer"]["type"] == "Internal"
     assert spec["assets"] == assets
     assert (spec["kubernetesVersion"], spec["channel"]) == ("1.34.1", "none")
     groups = {g["name"]: (g["role"], g["zones"]) for g in result["instance_groups"]}
-    assert groups == {"control-plane-cn-north-1a": ("ControlPlane", ["cn-north-1a"]), "nodes-cn-north-1a": ("Node", ["cn-north-1a"]),
-                      "nodes-cn-north-1b": ("Node", ["cn-north-1b"])}
+    assert groups == {
+        "control-plane-cn-north-1a": ("ControlPlane", ["cn-north-1a"]),
+        "nodes-cn-north-1a": ("Node", ["cn-north-1a"]),
+        "nodes-cn-north-1b": ("Node", ["cn-north-1b"]),
+    }
     assert run.result("Report the cluster")["msg"][1] == "zones ['cn-north-1a', 'cn-north-1b'], subnets ['Private', 'Utility']"
 
     # Applied as a user runs it (not check mode), to read back what kops made in China; then check mode again.
@@ -426,8 +449,7 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path):
     assert [v["VpcId"] for v in ec2.describe_vpcs()["Vpcs"] if not v["IsDefault"]] == [net.vpc]  # used, not created
     for subnet in ec2.describe_subnets(SubnetIds=net.private + net.utility)["Subnets"]:
         assert {"Key": "kubernetes.io/cluster/" + name, "Value": "shared"} in subnet["Tags"], subnet
-    templates = ec2.describe_launch_template_versions(
-        LaunchTemplateName="nodes-cn-north-1a." + name, Versions=["$Latest"])["LaunchTemplateVersions"]
+    templates = ec2.describe_launch_template_versions(LaunchTemplateName="nodes-cn-north-1a." + name, Versions=["$Latest"])["LaunchTemplateVersions"]
     assert templates[0]["LaunchTemplateData"]["ImageId"] == net.image
     records = emulator.client("route53", CHINA).list_resource_record_sets(HostedZoneId=net.zone_id)["ResourceRecordSets"]
     assert ("api.%s." % name, "A") in [(r["Name"], r["Type"]) for r in records]
@@ -442,8 +464,11 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path):
 
     # Guide 002's least-privilege IAM (playbooks/kops_iam.yml with the example's vars): every ARN is arn:aws-cn.
     zone = net.zone_id.split("/")[-1]
-    iam_run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "kops_iam.yml"), emulator=emulator, extra_vars=dict(
-        example, aws_endpoint_url=emulator.url, kops_iam_hosted_zone_ids=[zone]))
+    iam_run = run_playbook(
+        playbook=os.path.join(ROOT, "playbooks", "kops_iam.yml"),
+        emulator=emulator,
+        extra_vars=dict(example, aws_endpoint_url=emulator.url, kops_iam_hosted_zone_ids=[zone]),
+    )
     assert iam_run.rc == 0, [(n, r.get("msg")) for n, r in iam_run.results if r.get("failed")]
     arn = "arn:aws-cn:iam::123456789012:policy/kops-operator"
     assert [p["PolicyArn"] for p in iam.list_attached_group_policies(GroupName="kops")["AttachedPolicies"]] == [arn]
@@ -465,8 +490,10 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path):
     terraform = (out / "kubernetes.tf").read_text()
     # One aws_autoscaling_group per InstanceGroup, named after the group kops applied (dots to dashes).
     applied_groups = [g["AutoScalingGroupName"] for g in emulator.client("autoscaling", CHINA).describe_auto_scaling_groups()["AutoScalingGroups"]]
-    assert sorted(re.findall(r'^resource "aws_autoscaling_group" "([^"]+)"', terraform, re.M)) == sorted(
-        g.replace(".", "-") for g in applied_groups) and len(applied_groups) == 3, applied_groups
+    assert (
+        sorted(re.findall(r'^resource "aws_autoscaling_group" "([^"]+)"', terraform, re.M)) == sorted(g.replace(".", "-") for g in applied_groups)
+        and len(applied_groups) == 3
+    ), applied_groups
     # The ARNs are in the policy files kubernetes.tf reads (file("${path.module}/data/...")): all aws-cn.
     policy_file = "aws_iam_role_policy_masters.%s_policy" % name
     assert 'file("${path.module}/data/%s")' % policy_file in terraform
@@ -479,12 +506,18 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path):
     # --cloudonly: no Kubernetes API answers for this cluster here (guide 001's test drains for real).
     roll_options = dict(example["china_roll"], cloudonly=True)
     rolled = play(emulator, "aws-china", "operate.yml", dict(extra, china_steps=["roll"], china_roll=roll_options)).result(
-        "Rolling update with the guide's flags")
+        "Rolling update with the guide's flags"
+    )
     assert not rolled.get("failed") and rolled["changed"] is False, rolled.get("msg")
     argv = next(c["argv"] for c in rolled["kops_invocations"] if c["argv"][1:3] == ["rolling-update", "cluster"])
     assert argv[1:5] == ["rolling-update", "cluster", "--name", name]
-    pairs = [argv[i:i + 2] for i in range(len(argv) - 1)]
-    for flag in (["--instance-group", "nodes-cn-north-1a,nodes-cn-north-1b"], ["--instance-group-roles", "node"],
-                 ["--node-interval", "15m"], ["--control-plane-interval", "15m"], ["--validation-timeout", "30m"]):
+    pairs = [argv[i : i + 2] for i in range(len(argv) - 1)]
+    for flag in (
+        ["--instance-group", "nodes-cn-north-1a,nodes-cn-north-1b"],
+        ["--instance-group-roles", "node"],
+        ["--node-interval", "15m"],
+        ["--control-plane-interval", "15m"],
+        ["--validation-timeout", "30m"],
+    ):
         assert flag in pairs, (flag, argv)
     assert "--fail-on-validate-error=true" in argv and "--cloudonly" in argv and "--yes" not in argv

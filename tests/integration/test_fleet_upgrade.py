@@ -1,6 +1,7 @@
 """playbooks/fleet_upgrade.yml over the kopsible.kops.kops inventory: three gossip clusters made with the real
 kops in one state store; the canary upgrades, the next cluster fails (its version would skip a minor), the
 rollout stops there and names it, and the last cluster is not touched."""
+
 import os
 import subprocess
 import sys
@@ -14,8 +15,7 @@ from harness.playbook import PlaybookRun, ansible_env, run_playbook
 pytestmark = pytest.mark.kops
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUCKET = "fleet-state"
-KOPS = {"kops_binary": kops_binary(), "kops_env": {"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"},
-        "state_store": "s3://" + BUCKET}
+KOPS = {"kops_binary": kops_binary(), "kops_env": {"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"}, "state_store": "s3://" + BUCKET}
 CLUSTERS = {"c0.k8s.local": ("1.34.1", "canary"), "c1.k8s.local": ("1.33.0", "wave1"), "c2.k8s.local": ("1.34.1", "wave1")}
 
 
@@ -29,27 +29,70 @@ def test_fleet_rollout_stops_at_the_failing_cluster(emulator, ssh_public_key, tm
     s3 = emulator.client("s3")
     s3.create_bucket(Bucket=BUCKET)
     s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
-    create = [{"name": name, "kopsible.kops.kops_cluster": {
-        "name": name, "zones": ["us-east-1a"], "node_count": 1, "node_size": "t3.medium", "control_plane_size": "t3.medium", "kubernetes_version": version, "channel": "none",
-        "image": UBUNTU_AMI, "ssh_public_key": ssh_public_key, "cloud_labels": {"rollout": wave}}}
-        for name, (version, wave) in sorted(CLUSTERS.items())]
+    create = [
+        {
+            "name": name,
+            "kopsible.kops.kops_cluster": {
+                "name": name,
+                "zones": ["us-east-1a"],
+                "node_count": 1,
+                "node_size": "t3.medium",
+                "control_plane_size": "t3.medium",
+                "kubernetes_version": version,
+                "channel": "none",
+                "image": UBUNTU_AMI,
+                "ssh_public_key": ssh_public_key,
+                "cloud_labels": {"rollout": wave},
+            },
+        }
+        for name, (version, wave) in sorted(CLUSTERS.items())
+    ]
     made = run_playbook(create, emulator=emulator, kops=KOPS)
     assert made.rc == 0, made.stdout[-3000:]
 
     inventory = tmp_path / "fleet.kops.yml"
-    inventory.write_text(yaml.safe_dump({
-        "plugin": "kopsible.kops.kops", "state_stores": ["s3://" + BUCKET], "endpoint_url": emulator.url,
-        "region": "us-east-1", "keyed_groups": [{"key": "cloud_labels.rollout", "prefix": "rollout"}]}))
-    extra = dict(KOPS, fleet_kubernetes_version="1.35.0", fleet_canary="rollout_canary", fleet_batch_size=1,
-                 aws_endpoint_url=emulator.url, aws_region="us-east-1", upgrade_cloudonly=True, upgrade_validate=False,
-                 upgrade_control_plane_interval="1s", upgrade_node_interval="1s", upgrade_bastion_interval="1s")
+    inventory.write_text(
+        yaml.safe_dump(
+            {
+                "plugin": "kopsible.kops.kops",
+                "state_stores": ["s3://" + BUCKET],
+                "endpoint_url": emulator.url,
+                "region": "us-east-1",
+                "keyed_groups": [{"key": "cloud_labels.rollout", "prefix": "rollout"}],
+            }
+        )
+    )
+    extra = dict(
+        KOPS,
+        fleet_kubernetes_version="1.35.0",
+        fleet_canary="rollout_canary",
+        fleet_batch_size=1,
+        aws_endpoint_url=emulator.url,
+        aws_region="us-east-1",
+        upgrade_cloudonly=True,
+        upgrade_validate=False,
+        upgrade_control_plane_interval="1s",
+        upgrade_node_interval="1s",
+        upgrade_bastion_interval="1s",
+    )
     extra_file = tmp_path / "extra.yml"
     extra_file.write_text(yaml.safe_dump(extra))
     env = ansible_env(emulator, {"ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json"})
-    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory),
-                           "-e", "@" + str(extra_file),
-                           os.path.join(ROOT, "playbooks", "fleet_upgrade.yml")],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=1500)
+    proc = subprocess.run(
+        [
+            os.path.join(os.path.dirname(sys.executable), "ansible-playbook"),
+            "-i",
+            str(inventory),
+            "-e",
+            "@" + str(extra_file),
+            os.path.join(ROOT, "playbooks", "fleet_upgrade.yml"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=1500,
+    )
     run = PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
     assert run.rc != 0, "the rollout should have failed"
     # the role applies the upgrade without a second dry run: its pre-flight step showed the plan

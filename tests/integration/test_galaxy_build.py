@@ -1,6 +1,7 @@
 """The collection as users get it: ``ansible-galaxy collection build`` makes a tarball that
 ``ansible-galaxy collection install`` installs, and a playbook run from the installed copy (not the
 checkout) delegates a subdomain in the emulator."""
+
 import json
 import os
 import subprocess
@@ -18,8 +19,7 @@ CHILD = "kopsclustertest.example.org"
 
 def galaxy(*args, env=None):
     """Run ``ansible-galaxy ARGS`` from the venv; returns the CompletedProcess (fails the test on rc != 0)."""
-    proc = subprocess.run([os.path.join(BIN, "ansible-galaxy")] + list(args), capture_output=True, text=True,
-                          env=env, timeout=300, check=False)
+    proc = subprocess.run([os.path.join(BIN, "ansible-galaxy")] + list(args), capture_output=True, text=True, env=env, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
 
@@ -56,8 +56,15 @@ def test_tarball_ships_the_collection_without_the_development_tree(installed):
         manifest = json.load(tar.extractfile("MANIFEST.json"))
     assert manifest["collection_info"]["namespace"] == "kopsible" and manifest["collection_info"]["name"] == "kops"
     assert manifest["collection_info"]["dependencies"] == {"amazon.aws": ">=9.0.0", "kubernetes.core": ">=5.0.0"}
-    for shipped in ("plugins/modules/route53_subdomain.py", "plugins/modules/kops_cluster.py", "plugins/inventory/kops.py",
-                    "roles/cluster/tasks/main.yml", "playbooks/lifecycle.yml", "meta/runtime.yml", "README.md"):
+    for shipped in (
+        "plugins/modules/route53_subdomain.py",
+        "plugins/modules/kops_cluster.py",
+        "plugins/inventory/kops.py",
+        "roles/cluster/tasks/main.yml",
+        "playbooks/lifecycle.yml",
+        "meta/runtime.yml",
+        "README.md",
+    ):
         assert shipped in names, shipped
     top = {name.split("/")[0] for name in names}
     for left_out in ("tests", "tools", "extensions", "bench", "scripts", ".venv", ".cache", "out", "Makefile", "requirements.txt"):
@@ -99,12 +106,12 @@ def test_shipped_docs_link_only_to_shipped_files(installed):
 
 def test_ansible_doc_reads_the_installed_copy(installed):
     dummy, collections, env = installed
-    proc = subprocess.run([os.path.join(BIN, "ansible-doc"), "--json", "kopsible.kops.route53_subdomain"],
-                          capture_output=True, text=True, env=env, timeout=300, check=False)
+    proc = subprocess.run(
+        [os.path.join(BIN, "ansible-doc"), "--json", "kopsible.kops.route53_subdomain"], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)["kopsible.kops.route53_subdomain"]["doc"]
-    assert doc["filename"] == os.path.join(collections, "ansible_collections", "kopsible", "kops", "plugins", "modules",
-                                           "route53_subdomain.py")
+    assert doc["filename"] == os.path.join(collections, "ansible_collections", "kopsible", "kops", "plugins", "modules", "route53_subdomain.py")
     assert doc["short_description"]
 
 
@@ -113,8 +120,7 @@ def test_playbook_from_the_installed_copy_delegates_a_subdomain(installed, emula
     r53 = emulator.client("route53")
     parent_id = r53.create_hosted_zone(Name="example.org.", CallerReference="parent")["HostedZone"]["Id"].split("/")[-1]
     task = {"name": "delegate", "kopsible.kops.route53_subdomain": {"name": CHILD, "parent_zone": "example.org"}}
-    run = run_playbook([task], emulator=emulator, verbosity=3,
-                       env={"ANSIBLE_COLLECTIONS_PATH": env["ANSIBLE_COLLECTIONS_PATH"]})
+    run = run_playbook([task], emulator=emulator, verbosity=3, env={"ANSIBLE_COLLECTIONS_PATH": env["ANSIBLE_COLLECTIONS_PATH"]})
     assert run.rc == 0, run.stdout[-3000:] + run.stderr[-3000:]
     # ansible-playbook -vvv names the module file it sent: the installed one, not the checkout's.
     module_file = os.path.join(collections, "ansible_collections", "kopsible", "kops", "plugins", "modules", "route53_subdomain.py")

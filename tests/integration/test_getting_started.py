@@ -11,6 +11,7 @@ The sandbox refuses an address another process holds, naming it (a second sandbo
 The sandbox here runs on its own DNS address and a free port, with its files in a temporary directory, so that the
 test workers' DNS faces (tests/conftest.py) and a user's own sandbox are left alone.
 """
+
 import os
 import re
 import socket
@@ -47,8 +48,7 @@ def free_port():
 
 
 def sandbox_cmd(command, directory, *extra):
-    return [sys.executable, os.path.join(ROOT, "scripts", "sandbox.py"), command, "--dir", str(directory),
-            "--out-dir", str(directory)] + list(extra)
+    return [sys.executable, os.path.join(ROOT, "scripts", "sandbox.py"), command, "--dir", str(directory), "--out-dir", str(directory)] + list(extra)
 
 
 @pytest.fixture(scope="module")
@@ -57,13 +57,12 @@ def sandbox(tmp_path_factory):
     directory = tmp_path_factory.mktemp("sandbox")
     address, port = dns_address(), free_port()
     # `make sandbox` runs this script with these options (make -n prints the command without running it).
-    made = subprocess.run(["make", "-n", "sandbox", "SANDBOX_DNS=" + address, "SANDBOX_PORT=%d" % port],
-                          capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    made = subprocess.run(
+        ["make", "-n", "sandbox", "SANDBOX_DNS=" + address, "SANDBOX_PORT=%d" % port], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout
     assert ("scripts/sandbox.py start --parent-zone example.org --dns-address %s --port %d" % (address, port)) in made
-    assert "scripts/sandbox.py stop" in subprocess.run(["make", "-n", "sandbox-stop"], capture_output=True, text=True,
-                                                       cwd=ROOT, check=True).stdout
-    start = subprocess.run(sandbox_cmd("start", directory, "--dns-address", address, "--port", str(port)),
-                           capture_output=True, text=True, timeout=300)
+    assert "scripts/sandbox.py stop" in subprocess.run(["make", "-n", "sandbox-stop"], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    start = subprocess.run(sandbox_cmd("start", directory, "--dns-address", address, "--port", str(port)), capture_output=True, text=True, timeout=300)
     assert start.returncode == 0, start.stdout + start.stderr
     yield directory, address, port, start.stdout
     stop = subprocess.run(sandbox_cmd("stop", directory), capture_output=True, text=True, timeout=300)
@@ -85,22 +84,20 @@ def test_sandbox_refuses_an_occupied_address_naming_the_holder(sandbox, tmp_path
     assert "DNS face: %s:53" % address in started and "source " in started and "-e @" in started
     pid = serve_pid(directory)
     # a second sandbox on the same DNS address: refused before it starts anything, naming the first one
-    second = subprocess.run(sandbox_cmd("start", tmp_path, "--dns-address", address, "--port", str(free_port())),
-                            capture_output=True, text=True, timeout=120)
+    second = subprocess.run(sandbox_cmd("start", tmp_path, "--dns-address", address, "--port", str(free_port())), capture_output=True, text=True, timeout=120)
     assert second.returncode == 1
-    assert re.search(r"sandbox: refused: %s:53/udp is taken by python3? \(pid %d: \S+python\S* \S+scripts/sandbox.py serve "
-                     % (re.escape(address), pid), second.stderr), second.stderr
+    assert re.search(
+        r"sandbox: refused: %s:53/udp is taken by python3? \(pid %d: \S+python\S* \S+scripts/sandbox.py serve " % (re.escape(address), pid), second.stderr
+    ), second.stderr
     assert "make sandbox SANDBOX_DNS=" in second.stderr
     assert not os.path.exists(tmp_path / "sandbox.env")
     # its emulator port: named too (the emulator process of the first sandbox)
     other = "127.0.%d.98" % int(os.environ.get("KOPSIBLE_DNS_BASE") or 0)
-    taken_port = subprocess.run(sandbox_cmd("start", tmp_path, "--dns-address", other, "--port", str(port)),
-                                capture_output=True, text=True, timeout=120)
+    taken_port = subprocess.run(sandbox_cmd("start", tmp_path, "--dns-address", other, "--port", str(port)), capture_output=True, text=True, timeout=120)
     assert taken_port.returncode == 1
     assert "127.0.0.1:%d/tcp is taken by python" % port in taken_port.stderr and "tools/emulator.py" in taken_port.stderr
     # `make demo` refuses the same address instead of sharing it
-    demo = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "demo.py"), "--dns-address", address],
-                          capture_output=True, text=True, timeout=120)
+    demo = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "demo.py"), "--dns-address", address], capture_output=True, text=True, timeout=120)
     assert demo.returncode == 1
     assert demo.stderr.startswith("demo: refused: %s:53/udp is taken by python" % address), demo.stderr
     assert "(pid %d:" % pid in demo.stderr
@@ -112,8 +109,7 @@ def test_the_page_includes_the_playbook_verbatim():
     with open(PAGE) as handle:
         page = handle.read()
     assert "```yaml\n" + playbook + "```\n" in page
-    for command in ("make sandbox", "make sandbox-stop", "source sandbox.env",
-                    "ansible-playbook -i localhost, -e @sandbox-vars.yml %s" % PLAYBOOK):
+    for command in ("make sandbox", "make sandbox-stop", "source sandbox.env", "ansible-playbook -i localhost, -e @sandbox-vars.yml %s" % PLAYBOOK):
         assert command in page, command
 
 
@@ -122,10 +118,8 @@ def run(directory, *args):
     checkout, as the page says, with no AWS variable in the environment (sandbox-vars.yml carries it all); the json
     callback only makes the results readable here."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "KOPS", "S3_", "ANSIBLE_"))}
-    env.update(ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1",
-               PATH=os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")]))
-    cmd = ["ansible-playbook", "-i", "localhost,", "-e", "@" + os.path.join(str(directory), "sandbox-vars.yml"),
-           PLAYBOOK] + list(args)
+    env.update(ANSIBLE_STDOUT_CALLBACK="ansible.posix.json", ANSIBLE_NOCOLOR="1", PATH=os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")]))
+    cmd = ["ansible-playbook", "-i", "localhost,", "-e", "@" + os.path.join(str(directory), "sandbox-vars.yml"), PLAYBOOK] + list(args)
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=1800)
     result = PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
     assert result.rc == 0, [(n, r.get("msg")) for n, r in result.results if r.get("failed")] or proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -156,8 +150,7 @@ def test_the_getting_started_playbook_in_the_sandbox(sandbox):
     preview = run(directory, "--check", "--diff")
     assert emulator.snapshot() == before, emulator.snapshot_diff(before, emulator.snapshot())
     assert preview.result("Delegate the subdomain %s" % SUBDOMAIN)["changed"] is True
-    assert preview.result("kopsible.kops.state_store : What the state store task would change")["msg"] == \
-        "would create bucket " + BUCKET
+    assert preview.result("kopsible.kops.state_store : What the state store task would change")["msg"] == "would create bucket " + BUCKET
     assert "would create cluster %s" % CLUSTER in preview.result("What the kops steps would do (preview of a new environment)")["msg"]
 
     # 2. for real, read back from the emulator
@@ -165,18 +158,19 @@ def test_the_getting_started_playbook_in_the_sandbox(sandbox):
     assert changed(built) >= 5
     zones = {z["Name"]: z["Id"] for z in r53.list_hosted_zones()["HostedZones"]}
     assert set(zones) == {"example.org.", SUBDOMAIN + "."}
-    delegation = [r for r in r53.list_resource_record_sets(HostedZoneId=zones["example.org."])["ResourceRecordSets"]
-                  if r["Name"] == SUBDOMAIN + "." and r["Type"] == "NS"]
+    delegation = [
+        r for r in r53.list_resource_record_sets(HostedZoneId=zones["example.org."])["ResourceRecordSets"] if r["Name"] == SUBDOMAIN + "." and r["Type"] == "NS"
+    ]
     assert sorted(v["Value"].rstrip(".") for v in delegation[0]["ResourceRecords"]) == sorted(
-        ns.rstrip(".") for ns in r53.get_hosted_zone(Id=zones[SUBDOMAIN + "."])["DelegationSet"]["NameServers"])
+        ns.rstrip(".") for ns in r53.get_hosted_zone(Id=zones[SUBDOMAIN + "."])["DelegationSet"]["NameServers"]
+    )
     assert built.result("Delegate the subdomain %s" % SUBDOMAIN)["verified"] is True
     assert s3.get_bucket_versioning(Bucket=BUCKET)["Status"] == "Enabled"
     assert "%s/config" % CLUSTER in [o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]]
     created = built.result("Create the cluster and apply it (kops create cluster, update cluster --yes, validate cluster)")
     assert created["validation"]["ok"] is True
     groups = {g["AutoScalingGroupName"]: g for g in asg.describe_auto_scaling_groups()["AutoScalingGroups"]}
-    assert sorted(groups) == sorted(["control-plane-us-east-1a.masters." + CLUSTER, "nodes-us-east-1a." + CLUSTER,
-                                     "spot-workers." + CLUSTER])
+    assert sorted(groups) == sorted(["control-plane-us-east-1a.masters." + CLUSTER, "nodes-us-east-1a." + CLUSTER, "spot-workers." + CLUSTER])
     workers = groups["nodes-us-east-1a." + CLUSTER]
     assert (workers["MinSize"], workers["MaxSize"], workers["DesiredCapacity"]) == (2, 2, 2)
     spot = groups["spot-workers." + CLUSTER]
@@ -194,7 +188,6 @@ def test_the_getting_started_playbook_in_the_sandbox(sandbox):
     torn = run(directory, "-e", "cluster_state=absent")
     assert changed(torn) == 3
     assert [z["Name"] for z in r53.list_hosted_zones()["HostedZones"]] == ["example.org."]
-    assert [r["Type"] for r in r53.list_resource_record_sets(HostedZoneId=zones["example.org."])["ResourceRecordSets"]
-            if r["Name"] == SUBDOMAIN + "."] == []
+    assert [r["Type"] for r in r53.list_resource_record_sets(HostedZoneId=zones["example.org."])["ResourceRecordSets"] if r["Name"] == SUBDOMAIN + "."] == []
     assert s3.list_buckets()["Buckets"] == []
     assert asg.describe_auto_scaling_groups()["AutoScalingGroups"] == []

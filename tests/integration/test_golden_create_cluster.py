@@ -31,9 +31,9 @@ Normalisation (:func:`normalise`), and nothing else:
   is offered in the group's zones (awsup/aws_cloud.go DefaultInstanceType: ``t3.medium``, ``t3.micro`` in
   us-east-1a). The expected mock value is replaced by the AWS choice; anything else is compared as is.
 """
+
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -50,8 +50,12 @@ pytestmark = pytest.mark.kops
 KOPS_MODULE = "k8s.io/kops@v1.36.2"
 MOCK_REGION, REGION = "us-test-1", "us-east-1"
 # awsup/mock_aws_cloud.go DefaultInstanceType -> what awsup/aws_cloud.go DefaultInstanceType picks in us-east-1a
-MOCK_DEFAULT_TYPES = {"Master": ("m3.medium", "t3.medium"), "APIServer": ("m3.medium", "t3.medium"),
-                      "Node": ("t2.medium", "t3.medium"), "Bastion": ("t2.micro", "t3.micro")}
+MOCK_DEFAULT_TYPES = {
+    "Master": ("m3.medium", "t3.medium"),
+    "APIServer": ("m3.medium", "t3.medium"),
+    "Node": ("t2.medium", "t3.medium"),
+    "Bastion": ("t2.micro", "t3.micro"),
+}
 
 
 def kops_module_dir():
@@ -61,8 +65,7 @@ def kops_module_dir():
     path = os.path.join(cache, KOPS_MODULE)
     if os.path.isfile(os.path.join(path, "go.mod")):
         return path
-    out = subprocess.run(["go", "mod", "download", "-json", KOPS_MODULE], capture_output=True, text=True, check=True,
-                         env=env, cwd=tempfile.gettempdir()).stdout
+    out = subprocess.run(["go", "mod", "download", "-json", KOPS_MODULE], capture_output=True, text=True, check=True, env=env, cwd=tempfile.gettempdir()).stdout
     return json.loads(out)["Dir"]
 
 
@@ -89,17 +92,20 @@ CASES_DIR = os.path.join(KOPS_DIR, "tests", "integration", "create_cluster")
 CASES = aws_cases(KOPS_DIR)
 
 # Cases that cannot pass, with the reason found in kops' source (strict: they must fail).
-MOCK_VPC = ("the case's VPC vpc-12345678 is 10.0.0.0/12 with subnets 10.10.0.0/24 and 10.11.0.0/24 "
-            "(cmd/kops/create_cluster_integration_test.go CreateVpcWithId), which AWS refuses (a VPC CIDR block is /16 "
-            "to /28). The nearest AWS VPC is 10.0.0.0/16 with those subnets in secondary blocks; kops takes the VPC's "
-            "primary block as networkCIDR (10.0.0.0/16 instead of /12), and refuses subnets outside it "
-            "(pkg/apis/kops/validation/validation.go:710 'is not a subnet of the networkCIDR')")
+MOCK_VPC = (
+    "the case's VPC vpc-12345678 is 10.0.0.0/12 with subnets 10.10.0.0/24 and 10.11.0.0/24 "
+    "(cmd/kops/create_cluster_integration_test.go CreateVpcWithId), which AWS refuses (a VPC CIDR block is /16 "
+    "to /28). The nearest AWS VPC is 10.0.0.0/16 with those subnets in secondary blocks; kops takes the VPC's "
+    "primary block as networkCIDR (10.0.0.0/16 instead of /12), and refuses subnets outside it "
+    "(pkg/apis/kops/validation/validation.go:710 'is not a subnet of the networkCIDR')"
+)
 XFAIL = {name: MOCK_VPC for name in ("shared_vpc", "shared_subnets", "shared_subnets_vpc_lookup", "private_shared_subnets")}
 XFAIL["complex-private"] = (
     "kops cannot build the cluster it creates for a private topology with several network CIDRs: each extra CIDR gets "
     "a utility subnet in a zone that has one, and pkg/model/awsmodel/context.go:76-79 LinkToUtilitySubnetInZone fails "
     "'found multiple utility subnets in zone' (TODO: Support this). kops create cluster previews the cloud changes "
-    "after writing the spec (cmd/kops/create_cluster.go:846-868); the Go test skips that preview (Target \"\")")
+    'after writing the spec (cmd/kops/create_cluster.go:846-868); the Go test skips that preview (Target "")'
+)
 
 
 def zone(name):
@@ -119,11 +125,16 @@ def parse_cloud_labels(text):
 def module_params(options, world):
     """kops_cluster options for a case's ``options.yaml`` (dict, lower-case keys). Raises KeyError naming a field
     the module cannot express."""
-    params = {"name": options.pop("clustername"), "cloud": options.pop("cloudprovider"),
-              "channel": "file://" + os.path.join(KOPS_DIR, "channels", "stable")}
-    simple = {"networking": "networking", "kubernetesversion": "kubernetes_version", "topology": "topology",
-              "bastion": "bastion", "controlplanecount": "control_plane_count", "nodecount": "node_count",
-              "sshaccess": "ssh_access"}
+    params = {"name": options.pop("clustername"), "cloud": options.pop("cloudprovider"), "channel": "file://" + os.path.join(KOPS_DIR, "channels", "stable")}
+    simple = {
+        "networking": "networking",
+        "kubernetesversion": "kubernetes_version",
+        "topology": "topology",
+        "bastion": "bastion",
+        "controlplanecount": "control_plane_count",
+        "nodecount": "node_count",
+        "sshaccess": "ssh_access",
+    }
     for field, option in (("image", "image"), ("controlplaneimage", "control_plane_image"), ("nodeimage", "node_image")):
         if field in options:
             params[option] = world.ids[options.pop(field)]
@@ -145,14 +156,18 @@ def module_params(options, world):
     if "networkcidrs" in options:
         cidrs = options.pop("networkcidrs")
         params["network_cidr"], params["additional_network_cidrs"] = cidrs[0], cidrs[1:]
-    direct = {"sets": "set", "ipv6": "ipv6", "instancemanager": "instance_manager", "apiservercount": "api_server_count",
-              "encryptetcdstorage": "encrypt_etcd_storage",
-              "kubernetesfeaturegates": "kubernetes_feature_gates"}
+    direct = {
+        "sets": "set",
+        "ipv6": "ipv6",
+        "instancemanager": "instance_manager",
+        "apiservercount": "api_server_count",
+        "encryptetcdstorage": "encrypt_etcd_storage",
+        "kubernetesfeaturegates": "kubernetes_feature_gates",
+    }
     for field, option in direct.items():
         if field in options:
             params[option] = options.pop(field)
-    for field, option in (("nodesecuritygroups", "node_security_groups"),
-                          ("controlplanesecuritygroups", "control_plane_security_groups")):
+    for field, option in (("nodesecuritygroups", "node_security_groups"), ("controlplanesecuritygroups", "control_plane_security_groups")):
         if field in options:
             params[option] = [world.ids[g] for g in options.pop(field)]
     if "egress" in options:
@@ -189,8 +204,9 @@ class GoldenWorld:
         allocation = ec2.allocate_address(Domain="vpc")["AllocationId"]
         self.ids["nat-09123456"] = ec2.create_nat_gateway(SubnetId=self.ids["subnet-2"], AllocationId=allocation)["NatGateway"]["NatGatewayId"]
         image = ec2.describe_images(Owners=["099720109477"])["Images"][0]["ImageId"]
-        self.ids["i-09123456"] = ec2.run_instances(ImageId=image, InstanceType="t3.micro", MinCount=1, MaxCount=1,
-                                                   SubnetId=self.ids["subnet-2"])["Instances"][0]["InstanceId"]
+        self.ids["i-09123456"] = ec2.run_instances(ImageId=image, InstanceType="t3.micro", MinCount=1, MaxCount=1, SubnetId=self.ids["subnet-2"])["Instances"][
+            0
+        ]["InstanceId"]
         # different-amis names three images; copies of the channel's Ubuntu image (an x86_64 image, as the mock's)
         for mock_id in ("ami-image", "ami-control-plane", "ami-worker-image"):
             self.ids[mock_id] = ec2.copy_image(SourceImageId=image, SourceRegion=REGION, Name=mock_id)["ImageId"]
@@ -200,12 +216,11 @@ class GoldenWorld:
         self.s3.create_bucket(Bucket="golden-memfs")
         r53.create_hosted_zone(Name="example.com.", CallerReference="example.com")
         for name in ("internal.example.com.", "private.example.com."):
-            r53.create_hosted_zone(Name=name, CallerReference=name, VPC={"VPCRegion": REGION, "VPCId": vpc},
-                                   HostedZoneConfig={"PrivateZone": True})
+            r53.create_hosted_zone(Name=name, CallerReference=name, VPC={"VPCRegion": REGION, "VPCId": vpc}, HostedZoneConfig={"PrivateZone": True})
 
     def store(self, memfs):
         """The S3 path standing for a case's ``memfs://PATH`` store (recorded in ``ids`` for the comparison)."""
-        path = "s3://golden-memfs/" + memfs[len("memfs://"):]
+        path = "s3://golden-memfs/" + memfs[len("memfs://") :]
         self.ids[memfs] = path
         return path
 
@@ -218,10 +233,14 @@ class GoldenWorld:
         """What kops stored, as kops reads it back (``kops get --name CLUSTER -o yaml``: the Cluster and its
         InstanceGroups, as the Go test lists them through kops' clientset)."""
         env = dict(os.environ, **self.emulator.aws_env())
-        env.update(KOPS_STATE_STORE="s3://" + bucket, S3_ENDPOINT=env["AWS_ENDPOINT_URL"], S3_REGION=REGION,
-                   S3_ACCESS_KEY_ID=env["AWS_ACCESS_KEY_ID"], S3_SECRET_ACCESS_KEY=env["AWS_SECRET_ACCESS_KEY"])
-        out = subprocess.run([kops_binary(), "get", "--name", cluster, "-o", "yaml"], capture_output=True, text=True,
-                             env=env, check=True).stdout
+        env.update(
+            KOPS_STATE_STORE="s3://" + bucket,
+            S3_ENDPOINT=env["AWS_ENDPOINT_URL"],
+            S3_REGION=REGION,
+            S3_ACCESS_KEY_ID=env["AWS_ACCESS_KEY_ID"],
+            S3_SECRET_ACCESS_KEY=env["AWS_SECRET_ACCESS_KEY"],
+        )
+        out = subprocess.run([kops_binary(), "get", "--name", cluster, "-o", "yaml"], capture_output=True, text=True, env=env, check=True).stdout
         return [d for d in yaml.safe_load_all(out) if d]
 
 
@@ -266,8 +285,7 @@ def golden(emulator_session, kops_dns, ssh_public_key):
     print("\ngolden create_cluster: %d cases in %.0f s" % (len(CASES), time.time() - start))
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(reason=XFAIL[c], strict=True)) if c in XFAIL else c
-                                  for c in CASES])
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(reason=XFAIL[c], strict=True)) if c in XFAIL else c for c in CASES])
 def test_golden_case(golden, case):
     with open(os.path.join(CASES_DIR, case, "options.yaml")) as handle:
         options = lower_keys(yaml.safe_load(handle))
@@ -276,13 +294,11 @@ def test_golden_case(golden, case):
     kops = module_options(golden.dns)
     kops["kops_env"] = dict(kops["kops_env"], **CASE_ENV.get(case, {}))
     params.update(kops, state_store="s3://" + bucket, ssh_public_key=golden.ssh_public_key)
-    run = run_playbook([{"name": "create", "kopsible.kops.kops_cluster": params, "ignore_errors": True}],
-                       emulator=golden.emulator)
+    run = run_playbook([{"name": "create", "kopsible.kops.kops_cluster": params, "ignore_errors": True}], emulator=golden.emulator)
     result = run.result("create")
     assert not result.get("failed"), result.get("msg") or run.stdout[-3000:]
     assert result["changed"] is True
-    sizes = {"Node": "nodesizes" in options, "Bastion": False,
-             "Master": "controlplanesizes" in options, "APIServer": "controlplanesizes" in options}
+    sizes = {"Node": "nodesizes" in options, "Bastion": False, "Master": "controlplanesizes" in options, "APIServer": "controlplanesizes" in options}
     actual = [normalise(d, golden.ids, sizes) for d in golden.stored(bucket, params["name"])]
     expected = [normalise(d, {}, sizes) for d in expected_documents(case, sizes)]
     by_name = lambda docs: {"%s/%s" % (d["kind"], d["metadata"]["name"]): d for d in docs}  # noqa: E731

@@ -19,8 +19,8 @@ characters, then adds ``-`` and a 6-character hash; ``AlwaysAddHash`` cuts even 
 Cilium: the same cut, with prefixes of the same lengths as ``tcp`` and within the sweep's labels.)
 One emulator for the file (the session's), one cheap cluster per name (one zone, one node).
 """
-import pytest
 
+import pytest
 from test_examples import GOSSIP_REGION, offline, play
 
 pytestmark = pytest.mark.kops
@@ -36,7 +36,7 @@ def kept(name, max_length, always=False):
     the whole name (short enough and no AlwaysAddHash)."""
     if not always and len(name) <= max_length:
         return None
-    return name[:max_length - 7]
+    return name[: max_length - 7]
 
 
 def cuts(cluster):
@@ -54,14 +54,20 @@ def test_sweep_puts_a_dash_at_every_cut():
     """The names are what the sweep says: at every cut, one name keeps a dash last (a dot for IAM, which keeps
     dots), once from a cluster-name dot and once from a label's dash where the cut allows both."""
     dots, dashes = cuts(DOTS), cuts(DASHES)
-    assert set(dots) == set(dashes) == {"api", "tcp", "kops-controller", "bastion", "eventbridge", "sqs", "masters",
-                                        "nodes", "bastions"}
+    assert set(dots) == set(dashes) == {"api", "tcp", "kops-controller", "bastion", "eventbridge", "sqs", "masters", "nodes", "bastions"}
     at_dash = {cut for names in (dots, dashes) for cut, (_, base) in names.items() if base[-1] in "-."}
     assert at_dash == set(dots)
-    assert {cut for cut, (_, base) in dots.items() if base[-1] in "-."} == {
-        "api", "tcp", "kops-controller", "bastion", "eventbridge", "sqs", "bastions"}
+    assert {cut for cut, (_, base) in dots.items() if base[-1] in "-."} == {"api", "tcp", "kops-controller", "bastion", "eventbridge", "sqs", "bastions"}
     assert {cut for cut, (_, base) in dashes.items() if base[-1] in "-."} == {
-        "api", "tcp", "kops-controller", "bastion", "eventbridge", "sqs", "masters", "nodes"}
+        "api",
+        "tcp",
+        "kops-controller",
+        "bastion",
+        "eventbridge",
+        "sqs",
+        "masters",
+        "nodes",
+    }
     assert dots["kops-controller"][1] == "kops-controller-cluster1-"  # the name of issue 15
 
 
@@ -82,8 +88,9 @@ def aws_names(emulator):
 @pytest.mark.parametrize("cluster", [DOTS, DASHES], ids=["dots", "label-dashes"])
 def test_gossip_names_cut_next_to_a_dash_apply(emulator, ssh_public_key, cluster):
     emulator.warm(GOSSIP_REGION)
-    run = play(emulator, "gossip", "cluster.yml", offline(
-        emulator, ssh_public_key, cluster_name=cluster, cluster_zones=[GOSSIP_REGION + "a"], cluster_node_count=1))
+    run = play(
+        emulator, "gossip", "cluster.yml", offline(emulator, ssh_public_key, cluster_name=cluster, cluster_zones=[GOSSIP_REGION + "a"], cluster_node_count=1)
+    )
     result = run.result("kopsible.kops.cluster : Cluster %s is present" % cluster)
     assert result["changed"] is True and result["plan"]["create"], result.get("msg")
     names = aws_names(emulator)

@@ -2,6 +2,7 @@
 vars file, one ``devops23_steps`` entry at a time), with the real kops on the emulator and the cluster's real
 control plane (kube world): each step's values are read back from IAM, S3, the state store, Auto Scaling, EC2,
 ELB and the Kubernetes API. One cluster for the file, one test (the steps depend on each other)."""
+
 import json
 import os
 
@@ -32,8 +33,7 @@ CHANNEL = """spec:
     recommendedVersion: 1.33.0
     requiredVersion: 1.33.0
 """
-FAST_ROLL = {"control_plane_interval": "4s", "node_interval": "4s", "validate_count": 1, "validation_timeout": "10m",
-             "drain_timeout": "5m"}
+FAST_ROLL = {"control_plane_interval": "4s", "node_interval": "4s", "validate_count": 1, "validation_timeout": "10m", "drain_timeout": "5m"}
 
 
 def example():
@@ -49,14 +49,25 @@ class Guide:
         self.kubeconfig = str(tmp_path / "config" / "kubecfg.yaml")
         self.credentials = str(tmp_path / "kops-creds")
         self.extra = dict(example(), **module_options(dns))
-        self.extra.update(aws_endpoint_url=emulator.url, devops23_suffix=SUFFIX, cluster_ssh_public_key=ssh_public_key,
-                          cluster_image=UBUNTU_AMI, cluster_channel="file://%s" % channel, devops23_validate_timeout="5m",
-                          devops23_roll=FAST_ROLL, devops23_kubeconfig=self.kubeconfig,
-                          devops23_credentials_file=self.credentials)
+        self.extra.update(
+            aws_endpoint_url=emulator.url,
+            devops23_suffix=SUFFIX,
+            cluster_ssh_public_key=ssh_public_key,
+            cluster_image=UBUNTU_AMI,
+            cluster_channel="file://%s" % channel,
+            devops23_validate_timeout="5m",
+            devops23_roll=FAST_ROLL,
+            devops23_kubeconfig=self.kubeconfig,
+            devops23_credentials_file=self.credentials,
+        )
 
     def run(self, steps, ok=True, **extra):
-        run = run_playbook(playbook=os.path.join(ROOT, "examples", "devops23", "guide.yml"), emulator=self.emulator,
-                           extra_vars=dict(self.extra, devops23_steps=steps, **extra), resolv_conf=self.dns.resolv_conf)
+        run = run_playbook(
+            playbook=os.path.join(ROOT, "examples", "devops23", "guide.yml"),
+            emulator=self.emulator,
+            extra_vars=dict(self.extra, devops23_steps=steps, **extra),
+            resolv_conf=self.dns.resolv_conf,
+        )
         if ok:
             assert run.rc == 0, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or run.stderr[-2000:]
         return run
@@ -72,14 +83,16 @@ class Guide:
         found = {}
         for group in self.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"]:
             name = group["AutoScalingGroupName"].split(".")[0]
-            found[name] = (group["MinSize"], group["MaxSize"], group["DesiredCapacity"],
-                           sorted(i["InstanceId"] for i in group["Instances"]))
+            found[name] = (group["MinSize"], group["MaxSize"], group["DesiredCapacity"], sorted(i["InstanceId"] for i in group["Instances"]))
         return found
 
     def instance_types(self):
         ec2 = self.client("ec2")
-        return {i["InstanceType"] for r in ec2.describe_instances(Filters=[
-            {"Name": "instance-state-name", "Values": ["running"]}])["Reservations"] for i in r["Instances"]}
+        return {
+            i["InstanceType"]
+            for r in ec2.describe_instances(Filters=[{"Name": "instance-state-name", "Values": ["running"]}])["Reservations"]
+            for i in r["Instances"]
+        }
 
 
 def result(run, name):
@@ -122,8 +135,7 @@ def test_guide_001_step_by_step(emulator, kops_dns, ssh_public_key, kube_world, 
     old = guide.run(["create"], ok=False, cluster_kubernetes_version="v1.14.8")
     assert old.rc != 0
     failed = result(old, "Create, apply and validate the cluster")
-    assert failed["msg"].startswith("kubernetes_version: v1.14.8 is older than 1.31.0, the oldest Kubernetes version "
-                                    "kops v1.36.2 supports"), failed["msg"]
+    assert failed["msg"].startswith("kubernetes_version: v1.14.8 is older than 1.31.0, the oldest Kubernetes version kops v1.36.2 supports"), failed["msg"]
     assert "kops_invocations" not in failed
     assert emulator.snapshot() == before
 
@@ -135,8 +147,11 @@ def test_guide_001_step_by_step(emulator, kops_dns, ssh_public_key, kube_world, 
     assert sorted(s["zone"] for s in config["spec"]["subnets"]) == ["us-east-2a", "us-east-2b", "us-east-2c"]
     groups = guide.groups()
     assert {g: v[:3] for g, v in groups.items() if v[2]} == {
-        "control-plane-us-east-2a": (1, 1, 1), "control-plane-us-east-2b": (1, 1, 1), "control-plane-us-east-2c": (1, 1, 1),
-        "nodes-us-east-2a": (1, 1, 1)}
+        "control-plane-us-east-2a": (1, 1, 1),
+        "control-plane-us-east-2b": (1, 1, 1),
+        "control-plane-us-east-2c": (1, 1, 1),
+        "nodes-us-east-2a": (1, 1, 1),
+    }
     assert guide.instance_types() == {"t2.small"}
     assert kubelets(kube_world) == ["v1.33.0"] * 4
 
@@ -153,8 +168,7 @@ def test_guide_001_step_by_step(emulator, kops_dns, ssh_public_key, kube_world, 
     run = guide.run(["upgrade_manual"])
     assert guide.stored("config")["spec"]["kubernetesVersion"] == "1.34.1"
     roll = result(run, "Manual upgrade - rolling update")
-    assert [g["name"] for g in roll["rolled"]] == ["control-plane-us-east-2a", "control-plane-us-east-2b",
-                                                   "control-plane-us-east-2c", "nodes-us-east-2a"]
+    assert [g["name"] for g in roll["rolled"]] == ["control-plane-us-east-2a", "control-plane-us-east-2b", "control-plane-us-east-2c", "nodes-us-east-2a"]
     after_ids = {g: v[3] for g, v in guide.groups().items() if v[2]}
     assert all(not set(before_ids[g]) & set(after_ids[g]) for g in before_ids), (before_ids, after_ids)
     assert kubelets(kube_world) == ["v1.34.1"] * 5
@@ -173,8 +187,7 @@ def test_guide_001_step_by_step(emulator, kops_dns, ssh_public_key, kube_world, 
     assert exported["kubeconfig"]["admin_expires"]
     with open(guide.kubeconfig) as handle:
         kubeconfig = yaml.safe_load(handle)
-    balancers = [lb for lb in guide.client("elbv2").describe_load_balancers()["LoadBalancers"]
-                 if lb["LoadBalancerName"].startswith("api-devops23-k8s-local-")]
+    balancers = [lb for lb in guide.client("elbv2").describe_load_balancers()["LoadBalancers"] if lb["LoadBalancerName"].startswith("api-devops23-k8s-local-")]
     assert len(balancers) == 1
     assert [c["cluster"]["server"] for c in kubeconfig["clusters"] if c["name"] == CLUSTER] == ["https://" + balancers[0]["DNSName"]]
 

@@ -3,23 +3,31 @@ examples/spot-workers/workers.yml on examples/gossip's cluster, each read back f
 (Auto Scaling group tags, suspended processes, protection, lifetime, load balancers, mixed instances policy, capacity
 rebalance, warm pool; launch template metadata options and user data) and from the state store in kops' v1alpha2
 names; the guide's rules fail before anything is written. One cluster for the file."""
+
 import base64
 import json
 
 import pytest
 import yaml
+from test_examples import GOSSIP_REGION, example_vars, offline, play
 
 from harness.playbook import run_playbook
-from test_examples import GOSSIP_REGION, example_vars, offline, play
 
 pytestmark = pytest.mark.kops
 
 
 def group_tasks(extra, cluster, bucket, groups):
     """One kops_instancegroup task per group (``ignore_errors``), named after the group."""
-    return [{"name": g["name"], "ignore_errors": True, "kopsible.kops.kops_instancegroup": dict(
-        g, cluster=cluster, state_store="s3://" + bucket, kops_binary=extra["kops_binary"], kops_env=extra["kops_env"],
-        region=GOSSIP_REGION)} for g in groups]
+    return [
+        {
+            "name": g["name"],
+            "ignore_errors": True,
+            "kopsible.kops.kops_instancegroup": dict(
+                g, cluster=cluster, state_store="s3://" + bucket, kops_binary=extra["kops_binary"], kops_env=extra["kops_env"], region=GOSSIP_REGION
+            ),
+        }
+        for g in groups
+    ]
 
 
 def test_one_instance_group_per_feature_of_the_guide(emulator, ssh_public_key):
@@ -27,24 +35,28 @@ def test_one_instance_group_per_feature_of_the_guide(emulator, ssh_public_key):
     cluster, bucket = features["cluster_name"], features["state_store_bucket"]
     assert (cluster, bucket) == (gossip["cluster_name"], gossip["state_store_bucket"])
     emulator.warm(GOSSIP_REGION)
-    play(emulator, "gossip", "cluster.yml", offline(emulator, ssh_public_key, cluster_zones=[GOSSIP_REGION + "a"],
-                                                    cluster_node_count=1))
+    play(emulator, "gossip", "cluster.yml", offline(emulator, ssh_public_key, cluster_zones=[GOSSIP_REGION + "a"], cluster_node_count=1))
     ec2, asg = emulator.client("ec2", GOSSIP_REGION), emulator.client("autoscaling", GOSSIP_REGION)
     vpc = ec2.describe_vpcs(Filters=[{"Name": "tag:KubernetesCluster", "Values": [cluster]}])["Vpcs"][0]["VpcId"]
     # The load balancers the guide makes first: a classic ELB and a target group in the cluster's VPC.
     emulator.client("elb", GOSSIP_REGION).create_load_balancer(
-        LoadBalancerName=features["features_classic_elb"], AvailabilityZones=[GOSSIP_REGION + "a"],
-        Listeners=[{"Protocol": "TCP", "LoadBalancerPort": 80, "InstanceProtocol": "TCP", "InstancePort": 30080}])
+        LoadBalancerName=features["features_classic_elb"],
+        AvailabilityZones=[GOSSIP_REGION + "a"],
+        Listeners=[{"Protocol": "TCP", "LoadBalancerPort": 80, "InstanceProtocol": "TCP", "InstancePort": 30080}],
+    )
     target_group = emulator.client("elbv2", GOSSIP_REGION).create_target_group(
-        Name="features-tg", Protocol="TCP", Port=30080, VpcId=vpc, TargetType="instance")["TargetGroups"][0]["TargetGroupArn"]
+        Name="features-tg", Protocol="TCP", Port=30080, VpcId=vpc, TargetType="instance"
+    )["TargetGroups"][0]["TargetGroupArn"]
     extra = offline(emulator, ssh_public_key, features_target_group_arn=target_group)
 
     # The guide's rules, before anything is written: lifetime under 24h, 11 classic ELBs, a warm pool on spot.
     common = {k: v for k, v in features["features_common"].items() if k not in ("image",)}
     common.update(image=features["features_image"], subnets=features["features_subnets"])
-    bad = [dict(common, name="short-lifetime", max_instance_lifetime="12h"),
-           dict(common, name="many-lbs", external_load_balancers=[{"load_balancer_name": "lb%d" % i} for i in range(11)]),
-           dict(common, name="warm-spot", max_price="0.05", warm_pool={"min_size": 1})]
+    bad = [
+        dict(common, name="short-lifetime", max_instance_lifetime="12h"),
+        dict(common, name="many-lbs", external_load_balancers=[{"load_balancer_name": "lb%d" % i} for i in range(11)]),
+        dict(common, name="warm-spot", max_price="0.05", warm_pool={"min_size": 1}),
+    ]
     before = emulator.snapshot()
     run = run_playbook(group_tasks(extra, cluster, bucket, bad), emulator=emulator)
     messages = {g["name"]: run.result(g["name"]).get("msg", "") for g in bad}
@@ -65,8 +77,9 @@ def test_one_instance_group_per_feature_of_the_guide(emulator, ssh_public_key):
     def template_data(name):
         group = groups[name]
         template = group.get("LaunchTemplate") or group["MixedInstancesPolicy"]["LaunchTemplate"]["LaunchTemplateSpecification"]
-        return ec2.describe_launch_template_versions(LaunchTemplateId=template["LaunchTemplateId"],
-                                                     Versions=["$Latest"])["LaunchTemplateVersions"][0]["LaunchTemplateData"]
+        return ec2.describe_launch_template_versions(LaunchTemplateId=template["LaunchTemplateId"], Versions=["$Latest"])["LaunchTemplateVersions"][0][
+            "LaunchTemplateData"
+        ]
 
     tags = {t["Key"]: t["Value"] for t in groups["labels-workers"]["Tags"]}
     assert (tags["team"], tags["cost-center"]) == ("data", "1234")
@@ -84,8 +97,7 @@ def test_one_instance_group_per_feature_of_the_guide(emulator, ssh_public_key):
 
     assert groups["lb-workers"]["LoadBalancerNames"] == [features["features_classic_elb"]]
     assert groups["lb-workers"]["TargetGroupARNs"] == [target_group]
-    assert stored("lb-workers")["externalLoadBalancers"] == [{"loadBalancerName": features["features_classic_elb"]},
-                                                             {"targetGroupArn": target_group}]
+    assert stored("lb-workers")["externalLoadBalancers"] == [{"loadBalancerName": features["features_classic_elb"]}, {"targetGroupArn": target_group}]
 
     user_data = base64.b64decode(template_data("userdata-workers")["UserData"]).decode()
     assert 'filename="hello.sh"' in user_data and "hello from additionalUserData" in user_data
@@ -93,8 +105,11 @@ def test_one_instance_group_per_feature_of_the_guide(emulator, ssh_public_key):
 
     spot = groups["spot-workers"]
     distribution = spot["MixedInstancesPolicy"]["InstancesDistribution"]
-    assert (distribution["OnDemandBaseCapacity"], distribution["OnDemandPercentageAboveBaseCapacity"],
-            distribution["SpotAllocationStrategy"]) == (0, 0, "capacity-optimized")
+    assert (distribution["OnDemandBaseCapacity"], distribution["OnDemandPercentageAboveBaseCapacity"], distribution["SpotAllocationStrategy"]) == (
+        0,
+        0,
+        "capacity-optimized",
+    )
     assert sorted(o["InstanceType"] for o in spot["MixedInstancesPolicy"]["LaunchTemplate"]["Overrides"]) == ["t3.medium", "t3a.medium"]
     assert spot["CapacityRebalance"] is True and stored("spot-workers")["capacityRebalance"] is True
 

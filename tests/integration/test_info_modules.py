@@ -2,6 +2,7 @@
 its real control plane (kube world): every value asserted against what kops stored (the state store's
 objects), what AWS holds (Auto Scaling groups, instances, launch template versions), what kops itself says
 needs a roll (``kops rolling-update cluster`` through rolling_update in check mode) and the Nodes of the API."""
+
 import pytest
 import yaml
 
@@ -32,8 +33,11 @@ def cloud(kops_world):
             found = ec2.describe_launch_templates(LaunchTemplateIds=[template["LaunchTemplateId"]])["LaunchTemplates"][0]
             version = str(found["LatestVersionNumber" if version == "$Latest" else "DefaultVersionNumber"])
         groups[group["AutoScalingGroupName"]] = {
-            "min": group["MinSize"], "max": group["MaxSize"], "desired": group["DesiredCapacity"],
-            "instances": {i["InstanceId"]: i["LaunchTemplate"]["Version"] != version for i in group["Instances"]}}
+            "min": group["MinSize"],
+            "max": group["MaxSize"],
+            "desired": group["DesiredCapacity"],
+            "instances": {i["InstanceId"]: i["LaunchTemplate"]["Version"] != version for i in group["Instances"]},
+        }
     return groups
 
 
@@ -48,13 +52,17 @@ def assert_matches_store_and_aws(kops_world, info):
     for group in info["instance_groups"]:
         ig = igs[group["name"]]
         assert (group["role"], group["min_size"], group["max_size"], group["machine_type"], group["spec"]) == (
-            {"Master": "ControlPlane"}.get(ig["spec"]["role"], ig["spec"]["role"]), ig["spec"]["minSize"], ig["spec"]["maxSize"], ig["spec"]["machineType"], ig["spec"])
+            {"Master": "ControlPlane"}.get(ig["spec"]["role"], ig["spec"]["role"]),
+            ig["spec"]["minSize"],
+            ig["spec"]["maxSize"],
+            ig["spec"]["machineType"],
+            ig["spec"],
+        )
         suffix = ".masters." if ig["spec"]["role"] in ("Master", "ControlPlane") else "."
         name = group["name"] + suffix + CLUSTER
         assert group["cloud"]["name"] == name
         real = aws[name]
-        assert (group["cloud"]["min_size"], group["cloud"]["max_size"], group["cloud"]["desired_capacity"]) == (
-            real["min"], real["max"], real["desired"])
+        assert (group["cloud"]["min_size"], group["cloud"]["max_size"], group["cloud"]["desired_capacity"]) == (real["min"], real["max"], real["desired"])
         assert {i["id"]: i["need_update"] for i in group["cloud"]["instances"]} == real["instances"]
         assert group["cloud"]["need_update"] == sum(real["instances"].values())
     assert sorted(aws) == sorted(g["cloud"]["name"] for g in info["instance_groups"])
@@ -68,13 +76,22 @@ def test_info_against_store_aws_kops_and_api(kops_world, kplay, kube_world, tmp_
     kube_world.wait_cluster(CLUSTER, timeout=120, nodes=5)
     # the whole store, check mode: the same answer, nothing written, no kops call
     before = kops_world.emulator.snapshot()
-    run = kplay([{"name": "all", "kopsible.kops.kops_cluster_info": {}},
-                 {"name": "missing", "kopsible.kops.kops_cluster_info": {"name": "absent.kopsclustertest.example.org"}},
-                 {"name": "nodes", "kopsible.kops.kops_instancegroup_info": {
-                     "cluster": CLUSTER, "roles": ["node"], "state_store": kops_world.kops["state_store"]}},
-                 {"name": "one", "kopsible.kops.kops_instancegroup_info": {
-                     "cluster": CLUSTER, "name": "control-plane-us-east-1b", "state_store": kops_world.kops["state_store"]}}],
-                check=True)
+    run = kplay(
+        [
+            {"name": "all", "kopsible.kops.kops_cluster_info": {}},
+            {"name": "missing", "kopsible.kops.kops_cluster_info": {"name": "absent.kopsclustertest.example.org"}},
+            {"name": "nodes", "kopsible.kops.kops_instancegroup_info": {"cluster": CLUSTER, "roles": ["node"], "state_store": kops_world.kops["state_store"]}},
+            {
+                "name": "one",
+                "kopsible.kops.kops_instancegroup_info": {
+                    "cluster": CLUSTER,
+                    "name": "control-plane-us-east-1b",
+                    "state_store": kops_world.kops["state_store"],
+                },
+            },
+        ],
+        check=True,
+    )
     assert not run.failed, run.stdout[-3000:]
     after = kops_world.emulator.snapshot()
     assert after == before, kops_world.emulator.snapshot_diff(before, after)
@@ -86,8 +103,7 @@ def test_info_against_store_aws_kops_and_api(kops_world, kplay, kube_world, tmp_
     assert info["needs_update"] == [] and info["nodes"] is None and info["validation"] is None
     assert info["control_plane_zones"] == ["us-east-1a", "us-east-1b", "us-east-1c"]
     assert run.result("missing")["clusters"] == []
-    assert [g["name"] for g in run.result("nodes")["instance_groups"]] == [
-        g["name"] for g in info["instance_groups"] if g["role"] == "Node"]
+    assert [g["name"] for g in run.result("nodes")["instance_groups"]] == [g["name"] for g in info["instance_groups"] if g["role"] == "Node"]
     one = run.result("one")["instance_groups"]
     assert [g["name"] for g in one] == ["control-plane-us-east-1b"]
     assert one[0] == next(g for g in info["instance_groups"] if g["name"] == "control-plane-us-east-1b")
@@ -98,8 +114,7 @@ def test_info_against_store_aws_kops_and_api(kops_world, kplay, kube_world, tmp_
     dns = dict(resolv_conf=kops_world.dns.resolv_conf)
     exported = kplay([{"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": kubeconfig}}], **dns)
     assert not exported.failed, exported.stdout[-2000:]
-    live = kplay([{"name": "i", "kopsible.kops.kops_cluster_info": {"name": CLUSTER, "kubeconfig": kubeconfig, "validate": True}}],
-                 **dns).result("i")
+    live = kplay([{"name": "i", "kopsible.kops.kops_cluster_info": {"name": CLUSTER, "kubeconfig": kubeconfig, "validate": True}}], **dns).result("i")
     assert not live.get("failed"), live.get("msg")
     assert [c["argv"][1:3] for c in live["kops_invocations"]] == [["validate", "cluster"]]
     info = live["clusters"][0]
@@ -123,8 +138,13 @@ def test_info_against_store_aws_kops_and_api(kops_world, kplay, kube_world, tmp_
     # after an upgrade applied without a roll: every instance needs an update, as kops itself says
     upgraded = kplay([{"name": "u", "kopsible.kops.kops_cluster": {"name": CLUSTER, "kubernetes_version": "1.35.0", "apply": True}}]).result("u")
     assert not upgraded.get("failed"), upgraded.get("msg")
-    run = kplay([{"name": "i", "kopsible.kops.kops_cluster_info": {"name": CLUSTER}},
-                 {"name": "roll", "kopsible.kops.rolling_update": {"cluster": CLUSTER, "cloudonly": True}}], check=True)
+    run = kplay(
+        [
+            {"name": "i", "kopsible.kops.kops_cluster_info": {"name": CLUSTER}},
+            {"name": "roll", "kopsible.kops.rolling_update": {"cluster": CLUSTER, "cloudonly": True}},
+        ],
+        check=True,
+    )
     assert not run.failed, run.stdout[-3000:]
     info = run.result("i")["clusters"][0]
     assert_matches_store_and_aws(kops_world, info)
@@ -134,17 +154,21 @@ def test_info_against_store_aws_kops_and_api(kops_world, kplay, kube_world, tmp_
     assert len(info["needs_update"]) == 5
     for group in info["instance_groups"]:
         theirs = next(g for g in kops_says if g["name"] == group["name"])
-        assert (group["cloud"]["status"], group["cloud"]["need_update"], group["cloud"]["ready"]) == (
-            theirs["status"], theirs["need_update"], theirs["ready"])
+        assert (group["cloud"]["status"], group["cloud"]["need_update"], group["cloud"]["ready"]) == (theirs["status"], theirs["need_update"], theirs["ready"])
 
 
 def test_bad_input_names_the_field(kplay, kops_world):
-    run = kplay([
-        {"name": "v", "kopsible.kops.kops_cluster_info": {"validate": True}, "ignore_errors": True},
-        {"name": "r", "kopsible.kops.kops_instancegroup_info": {"cluster": CLUSTER, "roles": ["worker"],
-                                                                "state_store": kops_world.kops["state_store"]}, "ignore_errors": True},
-        {"name": "s", "kopsible.kops.kops_instancegroup_info": {"cluster": CLUSTER, "state_store": "s3://no-such-bucket"},
-         "ignore_errors": True}])
+    run = kplay(
+        [
+            {"name": "v", "kopsible.kops.kops_cluster_info": {"validate": True}, "ignore_errors": True},
+            {
+                "name": "r",
+                "kopsible.kops.kops_instancegroup_info": {"cluster": CLUSTER, "roles": ["worker"], "state_store": kops_world.kops["state_store"]},
+                "ignore_errors": True,
+            },
+            {"name": "s", "kopsible.kops.kops_instancegroup_info": {"cluster": CLUSTER, "state_store": "s3://no-such-bucket"}, "ignore_errors": True},
+        ]
+    )
     assert run.result("v")["failed"] and run.result("v")["msg"].startswith("validate: needs name")
     assert run.result("r")["failed"] and run.result("r")["msg"].startswith("roles[0]: 'worker' is not one of")
     assert run.result("s")["failed"] and "no-such-bucket does not exist" in run.result("s")["msg"]

@@ -1,6 +1,7 @@
 """Interrupted runs with the real kops against the emulator: kops killed mid-`update cluster --yes` and
 mid-`delete cluster --yes` (kops_timeout), then the same task re-run converges to the end state of an
 uninterrupted run (compared by the names and sizes of what exists in the cloud and in Route53)."""
+
 import pytest
 
 from conftest import CLUSTER
@@ -50,7 +51,11 @@ def cut_mid_way(world, kplay, task, options, reference):
         cut = kplay([dict(task, **{"kopsible.kops.kops_cluster": dict(options, kops_timeout=timeout)})]).result(task["name"])
         tried.append((timeout, [(c["argv"][1:3], c["rc"], c["seconds"]) for c in cut.get("kops_invocations", [])]))
         assert cut.get("failed") and "did not finish within %ds" % timeout in cut["msg"], (
-            "the run finished: no kill mid-way", cut.get("msg"), tried, [(c["argv"][1:3], c["seconds"]) for c in calls])
+            "the run finished: no kill mid-way",
+            cut.get("msg"),
+            tried,
+            [(c["argv"][1:3], c["seconds"]) for c in calls],
+        )
         partial = emu.snapshot()
         if partial != start:
             return cut, start, partial, timeout
@@ -94,7 +99,7 @@ def killed_update_and_delete(kops_world, kplay):
     assert not rerun.get("failed"), rerun.get("msg")
     end = emu.snapshot()
     # the kill happened mid-way: kops had written something (partial != start) and not everything (!= end)
-    assert partial != end and rerun["changed"] is True, ("killed after %ds, nothing was left to do" % timeout)
+    assert partial != end and rerun["changed"] is True, "killed after %ds, nothing was left to do" % timeout
     assert cloud_summary(kops_world) == applied, ("interrupted state was", summary)
     again = kplay([apply]).result("a")
     assert again["changed"] is False and again["plan"]["changed"] is False
@@ -105,6 +110,6 @@ def killed_update_and_delete(kops_world, kplay):
     assert killed["argv"][1:3] == ["delete", "cluster"] and "--yes" in killed["argv"] and killed["rc"] == -1
     rerun = kplay([delete]).result("d")
     assert not rerun.get("failed"), rerun.get("msg")
-    assert partial != emu.snapshot() and rerun["changed"] is True, ("killed after %ds, nothing was left to do" % timeout)
+    assert partial != emu.snapshot() and rerun["changed"] is True, "killed after %ds, nothing was left to do" % timeout
     assert cloud_summary(kops_world) == deleted
     assert kops_world.store() == {} or not [k for k in kops_world.store() if k.startswith(CLUSTER + "/")]

@@ -5,6 +5,7 @@ The stores are written by the real kops binary (one gossip cluster, `kops create
 `--yes`) and cloned under other names with boto3 (tools/harness/store_factory.py); `kops get
 clusters` reads the clones back, so the plugin is tested on what kops itself accepts.
 """
+
 import json
 import os
 import subprocess
@@ -71,8 +72,7 @@ def write_config(tmp_path, config, name="fleet.kops.yml"):
 def inventory(emulator, path, args=(), env=None, use_emulator_env=True):
     """Run ``ansible-inventory -i PATH --list`` with the emulator's AWS environment; returns Inventory."""
     run_env = ansible_env(emulator if use_emulator_env else None, env)
-    proc = subprocess.run([os.path.join(BIN, "ansible-inventory"), "-i", path, "--list"] + list(args),
-                          capture_output=True, text=True, env=run_env, timeout=300)
+    proc = subprocess.run([os.path.join(BIN, "ansible-inventory"), "-i", path, "--list"] + list(args), capture_output=True, text=True, env=run_env, timeout=300)
     return Inventory(proc)
 
 
@@ -91,8 +91,13 @@ def test_one_cluster_written_by_kops(emulator, tmp_path, ssh_public_key):
     store = "s3://kopsible-one/prefix"
     store_factory.seed_template(emulator, ssh_public_key, store=store, name="solo.k8s.local")
     creds = emulator.aws_env()
-    config = {"state_stores": [store + "/"], "endpoint_url": emulator.url, "region": "us-east-1",
-              "access_key": creds["AWS_ACCESS_KEY_ID"], "secret_key": creds["AWS_SECRET_ACCESS_KEY"]}
+    config = {
+        "state_stores": [store + "/"],
+        "endpoint_url": emulator.url,
+        "region": "us-east-1",
+        "access_key": creds["AWS_ACCESS_KEY_ID"],
+        "secret_key": creds["AWS_SECRET_ACCESS_KEY"],
+    }
     env = {k: "" for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")}
     inv = inventory(emulator, write_config(tmp_path, config), env=env, use_emulator_env=False)
     assert inv.rc == 0, inv.stderr
@@ -113,10 +118,10 @@ def test_one_cluster_written_by_kops(emulator, tmp_path, ssh_public_key):
     assert host["topology"] == "public" and host["dns_type"] == "None" and host["dns_zone"] is None
     assert host["networking"] == "cilium" and host["cloud_provider"] == "aws"
     assert host["ansible_connection"] == "local"
-    expected = sorted((g["metadata"]["name"], g["spec"]["role"], g["spec"]["minSize"], g["spec"]["maxSize"],
-                       g["spec"]["machineType"], g["spec"]["subnets"]) for g in groups)
-    got = sorted((g["name"], g["role"], g["min_size"], g["max_size"], g["machine_type"], g["subnets"])
-                 for g in host["instance_groups"])
+    expected = sorted(
+        (g["metadata"]["name"], g["spec"]["role"], g["spec"]["minSize"], g["spec"]["maxSize"], g["spec"]["machineType"], g["spec"]["subnets"]) for g in groups
+    )
+    got = sorted((g["name"], g["role"], g["min_size"], g["max_size"], g["machine_type"], g["subnets"]) for g in host["instance_groups"])
     assert got == expected
     assert len(got) == 3 and {g[1] for g in got} == {"Master", "Node"}
     assert inv.groups["region_us_east_1"] == ["solo.k8s.local"]
@@ -131,11 +136,12 @@ def test_one_cluster_written_by_kops(emulator, tmp_path, ssh_public_key):
 def test_25_clusters_vars_and_groups(emulator, tmp_path, template):
     store = "s3://kopsible-fleet/clusters"
     plan = store_factory.build_store(emulator, template, store, 25)
-    config = {"state_stores": [store],
-              "keyed_groups": [{"key": "cloud_labels.environment", "prefix": "env"},
-                               {"key": "cloud_labels.team", "prefix": "", "separator": ""}],
-              "groups": {"production": "cloud_labels.environment == 'prod'"},
-              "compose": {"kops_state_store": "state_store", "node_groups": "instance_groups | map(attribute='name') | list"}}
+    config = {
+        "state_stores": [store],
+        "keyed_groups": [{"key": "cloud_labels.environment", "prefix": "env"}, {"key": "cloud_labels.team", "prefix": "", "separator": ""}],
+        "groups": {"production": "cloud_labels.environment == 'prod'"},
+        "compose": {"kops_state_store": "state_store", "node_groups": "instance_groups | map(attribute='name') | list"},
+    }
     inv = inventory(emulator, write_config(tmp_path, config))
     assert inv.rc == 0, inv.stderr
     assert inv.hosts == sorted(plan) and len(inv.hosts) == 25
@@ -156,8 +162,7 @@ def test_25_clusters_vars_and_groups(emulator, tmp_path, template):
         assert host["control_plane_zones"] == [region + "a"]
         assert host["cloud_labels"] == variant["cloud_labels"]
         assert host["node_groups"] == ["control-plane-%sa" % region, "nodes-%sa" % region, "nodes-%sb" % region]
-        assert [(g["role"], g["zones"]) for g in host["instance_groups"]] == [
-            ("Master", [region + "a"]), ("Node", [region + "a"]), ("Node", [region + "b"])]
+        assert [(g["role"], g["zones"]) for g in host["instance_groups"]] == [("Master", [region + "a"]), ("Node", [region + "a"]), ("Node", [region + "b"])]
 
     def members(key):
         return {value: sorted(n for n, v in plan.items() if key(v) == value) for value in {key(v) for v in plan.values()}}
@@ -171,16 +176,14 @@ def test_25_clusters_vars_and_groups(emulator, tmp_path, template):
     for team, names in members(lambda v: v["cloud_labels"]["team"]).items():
         assert inv.groups[team.replace("-", "_")] == names
     assert inv.groups["production"] == members(lambda v: v["cloud_labels"]["environment"])["prod"]
-    assert sorted(g for g in inv.groups if g.startswith("region_")) == [
-        "region_ap_southeast_2", "region_eu_west_1", "region_us_east_1"]
+    assert sorted(g for g in inv.groups if g.startswith("region_")) == ["region_ap_southeast_2", "region_eu_west_1", "region_us_east_1"]
     assert sorted(g for g in inv.groups if g.startswith("k8s_")) == ["k8s_1_33", "k8s_1_34", "k8s_1_35"]
     assert len(inv.groups["region_us_east_1"]) == 9 and len(inv.groups["env_dev"]) == 5
 
 
 def test_several_stores_and_folders_that_are_not_clusters(emulator, tmp_path, template):
     store_factory.build_store(emulator, template, "s3://kopsible-a", 2)
-    store_factory.build_store(emulator, template, "s3://kopsible-b/eu/prod", 3,
-                              names=lambda i: "eu%d.k8s.local" % i)
+    store_factory.build_store(emulator, template, "s3://kopsible-b/eu/prod", 3, names=lambda i: "eu%d.k8s.local" % i)
     s3 = emulator.client("s3")
     # kops lists a cluster only where a config object is: other first-level folders are not clusters
     s3.put_object(Bucket="kopsible-a", Key="backups/etcd-main.tar", Body=b"x")
@@ -207,12 +210,12 @@ def test_missing_bucket_is_a_clear_error(emulator, tmp_path, template):
 
 
 def test_bad_options_name_the_option(emulator, tmp_path):
-    inv = inventory(emulator, write_config(tmp_path, {"state_stores": ["gs://elsewhere"]}),
-                    env={"ANSIBLE_INVENTORY_UNPARSED_FAILED": "true"})
+    inv = inventory(emulator, write_config(tmp_path, {"state_stores": ["gs://elsewhere"]}), env={"ANSIBLE_INVENTORY_UNPARSED_FAILED": "true"})
     assert inv.rc != 0 and "state_stores: state store gs://elsewhere: must be an s3://BUCKET[/PREFIX] URL" in inv.stderr
     store_factory.ensure_bucket(emulator, "kopsible-w")
-    inv = inventory(emulator, write_config(tmp_path, {"state_stores": ["s3://kopsible-w"], "max_workers": 0}),
-                    env={"ANSIBLE_INVENTORY_UNPARSED_FAILED": "true"})
+    inv = inventory(
+        emulator, write_config(tmp_path, {"state_stores": ["s3://kopsible-w"], "max_workers": 0}), env={"ANSIBLE_INVENTORY_UNPARSED_FAILED": "true"}
+    )
     assert inv.rc != 0 and "max_workers: must be 1 or more, got 0" in inv.stderr
 
 
@@ -221,9 +224,16 @@ def test_cache_serves_the_second_run(emulator, tmp_path, template):
     reads S3 again and finds the store missing."""
     plan = store_factory.build_store(emulator, template, "s3://kopsible-cached", 3)
     cache_dir = tmp_path / "cache"
-    path = write_config(tmp_path, {"state_stores": ["s3://kopsible-cached"], "cache": True,
-                                   "cache_plugin": "ansible.builtin.jsonfile", "cache_connection": str(cache_dir),
-                                   "cache_timeout": 3600})
+    path = write_config(
+        tmp_path,
+        {
+            "state_stores": ["s3://kopsible-cached"],
+            "cache": True,
+            "cache_plugin": "ansible.builtin.jsonfile",
+            "cache_connection": str(cache_dir),
+            "cache_timeout": 3600,
+        },
+    )
     first = inventory(emulator, path)
     assert first.rc == 0, first.stderr
     assert first.hosts == sorted(plan)
@@ -246,21 +256,40 @@ def test_playbook_runs_per_cluster_on_the_controller(emulator, tmp_path, templat
     """Hosts are usable as they are: a play on a keyed group runs locally, in Ansible's own Python
     (ansible_python_interpreter), and reads the cluster's objects from its state store with amazon.aws."""
     plan = store_factory.build_store(emulator, template, "s3://kopsible-play", 6)
-    path = write_config(tmp_path, {"state_stores": ["s3://kopsible-play"],
-                                   "keyed_groups": [{"key": "cloud_labels.environment", "prefix": "env"}]})
+    path = write_config(tmp_path, {"state_stores": ["s3://kopsible-play"], "keyed_groups": [{"key": "cloud_labels.environment", "prefix": "env"}]})
     playbook = tmp_path / "play.yml"
-    playbook.write_text(yaml.safe_dump([{"hosts": "env_prod:env_staging", "gather_facts": False, "tasks": [
-        {"name": "python", "ansible.builtin.setup": {"gather_subset": ["!all", "!min", "python"]}},
-        {"name": "igs", "amazon.aws.s3_object_info": {
-            "bucket_name": "kopsible-play", "prefix": "{{ cluster_name }}/instancegroup/",
-            "endpoint_url": emulator.url}, "register": "keys"},
-        {"name": "record", "ansible.builtin.copy": {
-            "dest": str(tmp_path) + "/{{ inventory_hostname }}.json",
-            "content": "{{ {'python': ansible_facts.python.executable, 'region': region,"
-                       " 'keys': keys.s3_keys} | to_json }}"}},
-    ]}]))
-    proc = subprocess.run([os.path.join(BIN, "ansible-playbook"), "-i", path, str(playbook)], capture_output=True,
-                          text=True, env=ansible_env(emulator), timeout=600)
+    playbook.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "hosts": "env_prod:env_staging",
+                    "gather_facts": False,
+                    "tasks": [
+                        {"name": "python", "ansible.builtin.setup": {"gather_subset": ["!all", "!min", "python"]}},
+                        {
+                            "name": "igs",
+                            "amazon.aws.s3_object_info": {
+                                "bucket_name": "kopsible-play",
+                                "prefix": "{{ cluster_name }}/instancegroup/",
+                                "endpoint_url": emulator.url,
+                            },
+                            "register": "keys",
+                        },
+                        {
+                            "name": "record",
+                            "ansible.builtin.copy": {
+                                "dest": str(tmp_path) + "/{{ inventory_hostname }}.json",
+                                "content": "{{ {'python': ansible_facts.python.executable, 'region': region, 'keys': keys.s3_keys} | to_json }}",
+                            },
+                        },
+                    ],
+                }
+            ]
+        )
+    )
+    proc = subprocess.run(
+        [os.path.join(BIN, "ansible-playbook"), "-i", path, str(playbook)], capture_output=True, text=True, env=ansible_env(emulator), timeout=600
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     chosen = sorted(n for n, v in plan.items() if v["cloud_labels"]["environment"] in ("prod", "staging"))
     assert chosen == ["c1.k8s.local", "c2.k8s.local"]
@@ -270,6 +299,5 @@ def test_playbook_runs_per_cluster_on_the_controller(emulator, tmp_path, templat
         assert os.path.realpath(os.path.dirname(seen["python"])) == os.path.realpath(os.path.dirname(sys.executable))
         assert seen["region"] == plan[name]["region"]
         region = plan[name]["region"]
-        assert sorted(seen["keys"]) == ["%s/instancegroup/%s" % (name, ig) for ig in
-                                        ("control-plane-%sa" % region, "nodes-%sa" % region, "nodes-%sb" % region)]
+        assert sorted(seen["keys"]) == ["%s/instancegroup/%s" % (name, ig) for ig in ("control-plane-%sa" % region, "nodes-%sa" % region, "nodes-%sb" % region)]
     assert not (tmp_path / "c0.k8s.local.json").exists()

@@ -1,5 +1,6 @@
 """Role kops_binary through playbooks/install_kops.yml: the real kops v1.36.2 served from a ``file://``
 mirror laid out as kOps publishes its releases (``v<version>/kops-<os>-<arch>`` and ``.sha256``)."""
+
 import hashlib
 import json
 import os
@@ -138,11 +139,14 @@ def test_check_mode_installs_nothing(tmp_path, real_kops, dir_exists):
         assert not (tmp_path / "bin").exists()
 
 
-@pytest.mark.parametrize("extra, message", [
-    ({"kops_binary_version": "latest"}, "kops_binary_version: latest is not a release version"),
-    ({"kops_binary_sha256": "abc123"}, "kops_binary_sha256: must be 64 hex digits"),
-    ({"kops_binary_kubectl": True, "kops_binary_kubectl_version": "stable"}, "kops_binary_kubectl_version: stable is not"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ({"kops_binary_version": "latest"}, "kops_binary_version: latest is not a release version"),
+        ({"kops_binary_sha256": "abc123"}, "kops_binary_sha256: must be 64 hex digits"),
+        ({"kops_binary_kubectl": True, "kops_binary_kubectl_version": "stable"}, "kops_binary_kubectl_version: stable is not"),
+    ],
+)
 def test_bad_input_fails_naming_the_field(tmp_path, extra, message):
     run = install(tmp_path, "file:///nonexistent", **extra)
     assert run.rc != 0
@@ -183,14 +187,14 @@ def test_kubectl_from_the_kubernetes_release_layout(tmp_path, real_kops):
     folder.mkdir(parents=True)
     os.symlink(kubectl, folder / "kubectl")
     (folder / "kubectl.sha256").write_text(sha256(kubectl))
-    extra = {"kops_binary_kubectl": True, "kops_binary_kubectl_version": version,
-             "kops_binary_kubectl_base_url": "file://%s/k8s" % tmp_path}
+    extra = {"kops_binary_kubectl": True, "kops_binary_kubectl_version": version, "kops_binary_kubectl_base_url": "file://%s/k8s" % tmp_path}
     run = install(tmp_path, release_mirror(str(tmp_path), binary), **extra)
     assert run.rc == 0, run.stdout[-3000:]
     installed = tmp_path / "bin" / "kubectl"
     assert sha256(installed) == sha256(kubectl)
-    reported = json.loads(subprocess.run([str(installed), "version", "--client", "-o", "json"],
-                                         capture_output=True, text=True).stdout)["clientVersion"]["gitVersion"]
+    reported = json.loads(subprocess.run([str(installed), "version", "--client", "-o", "json"], capture_output=True, text=True).stdout)["clientVersion"][
+        "gitVersion"
+    ]
     assert reported == "v" + version
     again = install(tmp_path, release_mirror(str(tmp_path / "again"), binary), **extra)
     assert again.rc == 0 and again.stats["localhost"]["changed"] == 0

@@ -1,4 +1,5 @@
 """kops_cluster with the real kops v1.36.2 against the emulator, read back with boto3 and kops' state store."""
+
 import datetime
 
 import pytest
@@ -17,10 +18,17 @@ def test_check_mode_create_writes_nothing(kops_world, kplay):
     """Check mode's spec and instance groups are kops' own dry run (``create cluster --dry-run -o yaml``), never
     the options laid over it: each value asserted here reached kops as a flag, or kops' answer would lack it."""
     before, store = kops_world.emulator.snapshot(), kops_world.store()
-    options = kops_world.cluster_options(apply=True, cloud_labels={"team": "platform", "environment": "dev"},
-                                         networking="cilium", topology="private", bastion=True,
-                                         network_cidr="10.20.0.0/16", admin_access=["192.0.2.0/24"],
-                                         ssh_access=["198.51.100.0/24"], node_count=4)
+    options = kops_world.cluster_options(
+        apply=True,
+        cloud_labels={"team": "platform", "environment": "dev"},
+        networking="cilium",
+        topology="private",
+        bastion=True,
+        network_cidr="10.20.0.0/16",
+        admin_access=["192.0.2.0/24"],
+        ssh_access=["198.51.100.0/24"],
+        node_count=4,
+    )
     run = kplay([cluster_task(**options)], check=True, diff=True)
     result = run.result("cluster")
     assert not result.get("failed"), result
@@ -37,8 +45,7 @@ def test_check_mode_create_writes_nothing(kops_world, kplay):
     assert list(spec["networking"]) == ["cilium"] and spec["networking"]["cilium"] is not None
     assert sorted(s["zone"] for s in spec["subnets"] if s["type"] == "Private") == requested["zones"]
     assert {s["type"] for s in spec["subnets"]} == {"Private", "Utility"}
-    assert sorted(m["instanceGroup"] for m in spec["etcdClusters"][0]["etcdMembers"]) == [
-        "control-plane-" + z for z in requested["control_plane_zones"]]
+    assert sorted(m["instanceGroup"] for m in spec["etcdClusters"][0]["etcdMembers"]) == ["control-plane-" + z for z in requested["control_plane_zones"]]
     groups = {g["name"]: g for g in result["instance_groups"]}
     roles = sorted(g["role"] for g in groups.values())
     assert roles == ["Bastion", "ControlPlane", "ControlPlane", "ControlPlane", "Node", "Node", "Node"]
@@ -73,15 +80,13 @@ def test_create_apply_builds_ha_cluster_then_second_run_is_a_noop(kops_world, kp
     assert again["changed"] is False, again.get("plan_summary")
     # The create-only options are compared with the stored cluster (its groups and SSH key): equal, so no warning
     # (issue 16 item 9).
-    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "all"], ["get", "sshpublickeys"],
-                                                                    ["update", "cluster"]]
+    assert [c["argv"][1:3] for c in again["kops_invocations"]] == [["get", "all"], ["get", "sshpublickeys"], ["update", "cluster"]]
     assert again["create_only_differences"] == [] and not user_warnings(again), again.get("warnings")
     assert kops_world.store() == store and kops_world.store_versions() == versions
 
     other = kplay([cluster_task(**kops_world.cluster_options(node_size="t3.large", node_count=5))]).result("cluster")
     assert other["changed"] is False
-    assert other["create_only_differences"] == ["node_count (given 5; the cluster has 2)",
-                                                "node_size (given t3.large; the cluster has ['t3.medium'])"]
+    assert other["create_only_differences"] == ["node_count (given 5; the cluster has 2)", "node_size (given t3.large; the cluster has ['t3.medium'])"]
     assert len(user_warnings(other)) == 1 and user_warnings(other)[0].startswith("node_count, node_size only shape a new cluster")
     assert not other.get("deprecations"), other["deprecations"]  # issue 16 item 14: no "Passing warnings" deprecation
     assert kops_world.store() == store
@@ -90,11 +95,14 @@ def test_create_apply_builds_ha_cluster_then_second_run_is_a_noop(kops_world, kp
 def test_converge_version_and_labels_and_version_rules(applied_cluster, cluster_play):
     kops_world, kplay = applied_cluster, cluster_play  # the guide's HA cluster, applied (tests/conftest.py)
     before = kops_world.emulator.snapshot()
-    run = kplay([
-        cluster_task("skip", name=CLUSTER, kubernetes_version="1.36.0"),
-        cluster_task("downgrade", name=CLUSTER, kubernetes_version="1.33.5"),
-        cluster_task("preview", name=CLUSTER, kubernetes_version="1.35.0", cloud_labels={"environment": "test"}, apply=True),
-    ], check=True)
+    run = kplay(
+        [
+            cluster_task("skip", name=CLUSTER, kubernetes_version="1.36.0"),
+            cluster_task("downgrade", name=CLUSTER, kubernetes_version="1.33.5"),
+            cluster_task("preview", name=CLUSTER, kubernetes_version="1.35.0", cloud_labels={"environment": "test"}, apply=True),
+        ],
+        check=True,
+    )
     assert "skips a minor version" in run.result("skip")["msg"]
     assert "older than the running 1.34.1" in run.result("downgrade")["msg"]
     preview = run.result("preview")
@@ -104,16 +112,14 @@ def test_converge_version_and_labels_and_version_rules(applied_cluster, cluster_
     after = kops_world.emulator.snapshot()
     assert after == before, kops_world.emulator.snapshot_diff(before, after)
 
-    result = kplay([cluster_task(name=CLUSTER, kubernetes_version="1.35.0", cloud_labels={"environment": "test"},
-                                 apply=True)]).result("cluster")
+    result = kplay([cluster_task(name=CLUSTER, kubernetes_version="1.35.0", cloud_labels={"environment": "test"}, apply=True)]).result("cluster")
     assert not result.get("failed"), (result.get("msg"), result.get("stderr", "")[-800:])
     assert result["cluster"]["kubernetes_version"] == "1.35.0"
     assert result["cluster"]["cloud_labels"] == {"environment": "test"}
     assert any(i["type"] == "LaunchTemplate" for i in result["plan"]["modify"])
     asg = kops_world.emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"][0]
     assert {"Key": "environment", "Value": "test"} in [{"Key": t["Key"], "Value": t["Value"]} for t in asg["Tags"]]
-    again = kplay([cluster_task(name=CLUSTER, kubernetes_version="1.35.0", cloud_labels={"environment": "test"},
-                                apply=True)]).result("cluster")
+    again = kplay([cluster_task(name=CLUSTER, kubernetes_version="1.35.0", cloud_labels={"environment": "test"}, apply=True)]).result("cluster")
     assert again["changed"] is False, (again.get("changes"), again.get("plan_summary"))
 
     # issue 16 item 7: cloud_labels merge into the stored labels; null removes one; --diff shows the merged map
@@ -139,8 +145,9 @@ def test_leading_v_version_and_quoted_cloud_labels(kops_world, kplay):
     # case "private" has a cloud label value holding '=' (kops' --cloud-labels parser reads CSV with '=' separators);
     # a value holding ',' cannot go through the flag at all and is written into the spec right after creation.
     labels = {"Owner": "John Doe", "dn": "cn=John Doe: dc=example dc=com", "foo/bar": "fib+baz", "teams": "a,b"}
-    options = kops_world.cluster_options(kubernetes_version="v1.34.1", cloud_labels=labels, node_size=None,
-                                         control_plane_size=None)  # and kops' default machine types (item 5)
+    options = kops_world.cluster_options(
+        kubernetes_version="v1.34.1", cloud_labels=labels, node_size=None, control_plane_size=None
+    )  # and kops' default machine types (item 5)
     created = kplay([cluster_task(**options)]).result("cluster")
     assert not created.get("failed"), created.get("msg")
     argv = [c["argv"] for c in created["kops_invocations"]]
@@ -167,15 +174,21 @@ def test_check_mode_egress_and_creation_options_write_nothing(kops_world, kplay)
     vpc = ec2.describe_vpcs()["Vpcs"][0]["VpcId"]
     groups = [ec2.create_security_group(GroupName=n, Description=n, VpcId=vpc)["GroupId"] for n in ("extra-a", "extra-b")]
     before, store = kops_world.emulator.snapshot(), kops_world.store()
-    options = kops_world.cluster_options(topology="private", bastion=True, egress="nat-0123456789abcdef0",
-                                         node_security_groups=groups, kubernetes_feature_gates=["-APIResponseCompression"])
+    options = kops_world.cluster_options(
+        topology="private", bastion=True, egress="nat-0123456789abcdef0", node_security_groups=groups, kubernetes_feature_gates=["-APIResponseCompression"]
+    )
     result = kplay([cluster_task(**options)], check=True, diff=True).result("cluster")
     assert not result.get("failed"), result.get("msg")
     assert result["changed"] is True
     egress = {s["name"]: s.get("egress") for s in result["spec"]["subnets"]}
-    assert egress == {"us-east-1a": "nat-0123456789abcdef0", "us-east-1b": "nat-0123456789abcdef0",
-                      "us-east-1c": "nat-0123456789abcdef0", "utility-us-east-1a": None, "utility-us-east-1b": None,
-                      "utility-us-east-1c": None}
+    assert egress == {
+        "us-east-1a": "nat-0123456789abcdef0",
+        "us-east-1b": "nat-0123456789abcdef0",
+        "us-east-1c": "nat-0123456789abcdef0",
+        "utility-us-east-1a": None,
+        "utility-us-east-1b": None,
+        "utility-us-east-1c": None,
+    }
     assert result["spec"]["kubelet"]["featureGates"] == {"APIResponseCompression": "false"}
     after = kops_world.emulator.snapshot()
     assert after == before, kops_world.emulator.snapshot_diff(before, after)
@@ -224,10 +237,14 @@ BAD_INPUTS = [
     # kops' reserved cloud labels (pkg/apis/kops/validation/cluster.go:122-153)
     ({"cloud_labels": {"KubernetesCluster": "x"}}, "cloud_labels: 'KubernetesCluster' is a label kops reserves"),
     # issue 16 item 6: ARNs of the cluster's partition (us-east-1: aws); IAM answers NoSuchEntity to others
-    ({"spec": {"externalPolicies": {"node": ["arn:aws-cn:iam::123456789012:policy/extra"]}}},
-     "spec.externalPolicies.node[0]: 'arn:aws-cn:iam::123456789012:policy/extra' is not an ARN of partition aws, the partition of us-east-1"),
-    ({"spec": {"iam": {"permissionsBoundary": "arn:aws-us-gov:iam::123456789012:policy/boundary"}}},
-     "spec.iam.permissionsBoundary: 'arn:aws-us-gov:iam::123456789012:policy/boundary' is not an ARN of partition aws"),
+    (
+        {"spec": {"externalPolicies": {"node": ["arn:aws-cn:iam::123456789012:policy/extra"]}}},
+        "spec.externalPolicies.node[0]: 'arn:aws-cn:iam::123456789012:policy/extra' is not an ARN of partition aws, the partition of us-east-1",
+    ),
+    (
+        {"spec": {"iam": {"permissionsBoundary": "arn:aws-us-gov:iam::123456789012:policy/boundary"}}},
+        "spec.iam.permissionsBoundary: 'arn:aws-us-gov:iam::123456789012:policy/boundary' is not an ARN of partition aws",
+    ),
 ]
 
 
@@ -236,11 +253,12 @@ def test_dns_zone_farther_than_a_delegated_zone_is_refused(kops_world, kplay):
     check mode and a real run both fail naming the closer zone, and nothing is written."""
     before, store = kops_world.emulator.snapshot(), kops_world.store()
     for check in (True, False):
-        result = kplay([cluster_task(**kops_world.cluster_options(dns_zone="example.org", apply=True))],
-                       check=check).result("cluster")
+        result = kplay([cluster_task(**kops_world.cluster_options(dns_zone="example.org", apply=True))], check=check).result("cluster")
         assert result["failed"] is True
-        assert result["msg"].startswith("dns_zone: example.org is not the closest hosted zone enclosing %s: the public zone "
-                                        "%s (%s) exists and is delegated from example.org" % (CLUSTER, SUBDOMAIN, kops_world.zone_id))
+        assert result["msg"].startswith(
+            "dns_zone: example.org is not the closest hosted zone enclosing %s: the public zone "
+            "%s (%s) exists and is delegated from example.org" % (CLUSTER, SUBDOMAIN, kops_world.zone_id)
+        )
         assert [c["argv"][1:3] for c in result["kops_invocations"]] == [["get", "all"]]
     assert kops_world.emulator.snapshot() == before and kops_world.store() == store
 
@@ -248,8 +266,7 @@ def test_dns_zone_farther_than_a_delegated_zone_is_refused(kops_world, kplay):
 def test_input_rules_fail_before_kops_runs(kops_world, kplay):
     """Every bad input fails naming its field, with no kops call and nothing written (one playbook)."""
     before, store = kops_world.emulator.snapshot(), kops_world.store()
-    run = kplay([cluster_task("case%d" % i, **kops_world.cluster_options(apply=True, **overrides))
-                 for i, (overrides, _) in enumerate(BAD_INPUTS)])
+    run = kplay([cluster_task("case%d" % i, **kops_world.cluster_options(apply=True, **overrides)) for i, (overrides, _) in enumerate(BAD_INPUTS)])
     for i, (overrides, message) in enumerate(BAD_INPUTS):
         result = run.result("case%d" % i)
         assert result.get("failed") is True, (overrides, result)
@@ -274,7 +291,6 @@ def test_terraform_target_kubeconfig_export_and_validation_without_api(kops_worl
     """target: terraform writes files instead of touching AWS; export_kubeconfig writes a file whose
     content never reaches the result; validate says plainly that no Kubernetes API answers."""
     out, kubeconfig = tmp_path / "tf", tmp_path / "kubeconfig"
-    before = kops_world.emulator.snapshot()
     tf = kplay([cluster_task(**kops_world.cluster_options(apply=True, target="terraform", out=str(out)))]).result("cluster")
     assert not tf.get("failed"), tf.get("msg")
     assert "kubernetes.tf" in tf["terraform"]["files"] and (out / "kubernetes.tf").exists()
@@ -283,8 +299,12 @@ def test_terraform_target_kubeconfig_export_and_validation_without_api(kops_worl
     again = kplay([cluster_task(name=CLUSTER, apply=True, target="terraform", out=str(out))]).result("cluster")
     assert again["changed"] is False, again.get("terraform")
 
-    run = kplay([cluster_task("export", name=CLUSTER, export_kubeconfig=True, kubeconfig=str(kubeconfig)),
-                 cluster_task("validate", name=CLUSTER, validate=True, validate_timeout="5s")])
+    run = kplay(
+        [
+            cluster_task("export", name=CLUSTER, export_kubeconfig=True, kubeconfig=str(kubeconfig)),
+            cluster_task("validate", name=CLUSTER, validate=True, validate_timeout="5s"),
+        ]
+    )
     export = run.result("export")
     assert not export.get("failed"), export.get("msg")
     text = kubeconfig.read_text()
@@ -311,8 +331,7 @@ def test_export_kubeconfig_keeps_a_credential_that_still_serves(kops_world, kpla
     assert not tf.get("failed"), tf.get("msg")
 
     def export(check=False, **options):
-        run = kplay([cluster_task("export", name=CLUSTER, export_kubeconfig=True, kubeconfig=str(kubeconfig), **options)],
-                    check=check)
+        run = kplay([cluster_task("export", name=CLUSTER, export_kubeconfig=True, kubeconfig=str(kubeconfig), **options)], check=check)
         result = run.result("export")
         assert not result.get("failed"), result.get("msg")
         return result, [c["argv"][1:3] for c in result["kops_invocations"]]
@@ -328,7 +347,9 @@ def test_export_kubeconfig_keeps_a_credential_that_still_serves(kops_world, kpla
     assert again["kubeconfig"]["renewed"] is False
     assert again["kubeconfig"]["admin_expires"] == first["kubeconfig"]["admin_expires"]
     assert again["kubeconfig"]["reason"] == "the credential of user %s is valid until %s and server and CA are kops' own" % (
-        CLUSTER, first["kubeconfig"]["admin_expires"])
+        CLUSTER,
+        first["kubeconfig"]["admin_expires"],
+    )
     assert calls == [["get", "cluster"], ["export", "kubecfg"]]
     export_argv = again["kops_invocations"][1]["argv"]
     assert export_argv[-2] == "--kubeconfig" and export_argv[-1] != str(kubeconfig)  # the comparison's temporary file
@@ -345,8 +366,7 @@ def test_export_kubeconfig_keeps_a_credential_that_still_serves(kops_world, kpla
     assert kubeconfig.read_bytes() == tampered
     fixed, dummy = export()
     assert fixed["changed"] is True
-    assert next(c for c in yaml.safe_load(kubeconfig.read_text())["clusters"] if c["name"] == CLUSTER)["cluster"]["server"] == (
-        "https://api." + CLUSTER)
+    assert next(c for c in yaml.safe_load(kubeconfig.read_text())["clusters"] if c["name"] == CLUSTER)["cluster"]["server"] == ("https://api." + CLUSTER)
 
     # variant: admin shortened to 1h: the 18 h credential is longer than asked, so a 1 h one replaces it
     shorter, dummy = export(admin="1h")
@@ -366,13 +386,15 @@ def test_failed_create_says_what_it_wrote_and_the_rerun_continues(kops_world, kp
     broken = dict(kops_world.kops["kops_env"], KOPS_BASE_URL="file:///nonexistent/kops-artifacts")
     failed = kplay([cluster_task(**kops_world.cluster_options(apply=True, kops_env=broken))]).result("cluster")
     assert failed["failed"] is True
-    groups = ["control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c", "nodes-us-east-1a",
-              "nodes-us-east-1b", "nodes-us-east-1c"]
-    assert failed["written"] == (["Cluster %s in s3://%s" % (CLUSTER, BUCKET)] + ["InstanceGroup %s" % g for g in groups]
-                                 + ["1 SSH public key(s)"]), failed.get("msg")
+    groups = ["control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c", "nodes-us-east-1a", "nodes-us-east-1b", "nodes-us-east-1c"]
+    assert failed["written"] == (["Cluster %s in s3://%s" % (CLUSTER, BUCKET)] + ["InstanceGroup %s" % g for g in groups] + ["1 SSH public key(s)"]), (
+        failed.get("msg")
+    )
     assert failed["msg"].startswith("kops create cluster failed for %s: " % CLUSTER)
-    assert ("It had written the spec to s3://kopsible-state: the Cluster, InstanceGroups %s, 1 SSH public key(s); nothing "
-            "was applied to the cloud" % ", ".join(groups)) in failed["msg"]
+    assert (
+        "It had written the spec to s3://kopsible-state: the Cluster, InstanceGroups %s, 1 SSH public key(s); nothing "
+        "was applied to the cloud" % ", ".join(groups)
+    ) in failed["msg"]
     assert failed["msg"].endswith("state: absent (kops delete cluster --name %s --yes)" % CLUSTER)
     store = kops_world.store()
     assert "%s/config" % CLUSTER in store and all("%s/instancegroup/%s" % (CLUSTER, g) in store for g in groups)

@@ -5,23 +5,40 @@ Two mixes, each with the seeds 1, 2, 3 fixed before any result was seen (docs/re
 and why): the default mix (throttling, 500/503, dropped connections) on every AWS request at rate 0.05, and
 ``lost`` responses (the emulator acts, the answer never arrives) on kops' create calls at rate 0.2.
 """
+
 import os
 
 import pytest
+from test_interrupted_runs import cloud_summary
 
-from conftest import CLUSTER
 from harness.faults import faulty
 from harness.playbook import run_playbook
-from test_interrupted_runs import cloud_summary
 
 pytestmark = pytest.mark.kops
 SEEDS = (1, 2, 3)
 # kops' create calls on a first apply (counted on a run through the proxy at rate 0)
-CREATES = ["ec2:CreateVpc", "ec2:CreateSubnet", "ec2:CreateSecurityGroup", "ec2:CreateInternetGateway",
-           "ec2:CreateRouteTable", "ec2:CreateRoute", "ec2:CreateLaunchTemplate", "ec2:CreateVolume", "ec2:ImportKeyPair",
-           "ec2:CreateDhcpOptions", "ec2:CreateTags", "autoscaling:CreateAutoScalingGroup", "iam:CreateRole",
-           "iam:CreateInstanceProfile", "elasticloadbalancing:CreateLoadBalancer", "elasticloadbalancing:CreateTargetGroup",
-           "elasticloadbalancing:CreateListener", "sqs:CreateQueue", "events:PutRule", "route53:ChangeResourceRecordSets"]
+CREATES = [
+    "ec2:CreateVpc",
+    "ec2:CreateSubnet",
+    "ec2:CreateSecurityGroup",
+    "ec2:CreateInternetGateway",
+    "ec2:CreateRouteTable",
+    "ec2:CreateRoute",
+    "ec2:CreateLaunchTemplate",
+    "ec2:CreateVolume",
+    "ec2:ImportKeyPair",
+    "ec2:CreateDhcpOptions",
+    "ec2:CreateTags",
+    "autoscaling:CreateAutoScalingGroup",
+    "iam:CreateRole",
+    "iam:CreateInstanceProfile",
+    "elasticloadbalancing:CreateLoadBalancer",
+    "elasticloadbalancing:CreateTargetGroup",
+    "elasticloadbalancing:CreateListener",
+    "sqs:CreateQueue",
+    "events:PutRule",
+    "route53:ChangeResourceRecordSets",
+]
 MIXES = {"default": dict(rate=0.05), "lost on creates": dict(rate=0.2, mix={"lost": 1}, operations=CREATES)}
 
 
@@ -44,9 +61,10 @@ def reference(emulator_session, kops_dns, ssh_public_key):
 
 # Lost answers to kops' creates: seeds 1 and 2 failed in their first runs (2026-12-01), the reason not read yet
 # (docs/reliability.md); each case takes about 5 minutes. Run them with KOPSIBLE_LOST_FAULTS=1 until that is understood.
-LOST_OPT_IN = pytest.mark.skipif(not os.environ.get("KOPSIBLE_LOST_FAULTS"),
-                                 reason="lost answers to kops' creates: seeds 1 and 2 fail, cause open (issue 20 item 4); "
-                                        "KOPSIBLE_LOST_FAULTS=1 runs them")
+LOST_OPT_IN = pytest.mark.skipif(
+    not os.environ.get("KOPSIBLE_LOST_FAULTS"),
+    reason="lost answers to kops' creates: seeds 1 and 2 fail, cause open (issue 20 item 4); KOPSIBLE_LOST_FAULTS=1 runs them",
+)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -64,9 +82,17 @@ def test_kops_cluster_apply_under_faults(kops_world, reference, mix, seed):
         stats = proxied.proxy.stats()
         proxied.proxy.configure(rate=0.0)
         rerun = run_playbook([task], emulator=proxied, kops=kops_world.kops).result("c")
-    print("%s seed %d: %d requests, %d faults %s; first run %s" % (
-        mix, seed, stats["requests"], stats["faults"], stats["faults_by_kind"],
-        "failed: " + first.get("msg", "")[:300] if first.get("failed") else "converged"))
+    print(
+        "%s seed %d: %d requests, %d faults %s; first run %s"
+        % (
+            mix,
+            seed,
+            stats["requests"],
+            stats["faults"],
+            stats["faults_by_kind"],
+            "failed: " + first.get("msg", "")[:300] if first.get("failed") else "converged",
+        )
+    )
     assert stats["faults"] > 0
     if first.get("failed"):
         assert first.get("msg") and "Traceback" not in json.dumps(first), first.get("msg")

@@ -1,4 +1,5 @@
 """Role kops_iam through real ansible-playbook runs against the emulator's IAM, read back with boto3."""
+
 import json
 import os
 
@@ -8,18 +9,30 @@ from botocore.exceptions import ClientError
 from harness.emulator import ROOT
 from harness.playbook import run_playbook
 
-GUIDE_POLICIES = ["AmazonEC2FullAccess", "AmazonRoute53FullAccess", "AmazonS3FullAccess", "IAMFullAccess",
-                  "AmazonVPCFullAccess", "AmazonSQSFullAccess", "AmazonEventBridgeFullAccess"]
+GUIDE_POLICIES = [
+    "AmazonEC2FullAccess",
+    "AmazonRoute53FullAccess",
+    "AmazonS3FullAccess",
+    "IAMFullAccess",
+    "AmazonVPCFullAccess",
+    "AmazonSQSFullAccess",
+    "AmazonEventBridgeFullAccess",
+]
 GUIDE_ARNS = sorted("arn:aws:iam::aws:policy/" + name for name in GUIDE_POLICIES)
 ACCOUNT = "123456789012"
-LEAST = {"kops_iam_policy_mode": "least_privilege", "kops_iam_state_store_buckets": ["s3://kopsible-state"],
-         "kops_iam_cluster_suffix": ".kopsclustertest.example.org"}
+LEAST = {
+    "kops_iam_policy_mode": "least_privilege",
+    "kops_iam_state_store_buckets": ["s3://kopsible-state"],
+    "kops_iam_cluster_suffix": ".kopsclustertest.example.org",
+}
 
 
 def role(**role_vars):
     """Tasks: the role with ``role_vars``, then its result under the task name ``result``."""
-    return [{"name": "iam", "ansible.builtin.include_role": {"name": "kopsible.kops.kops_iam"}, "vars": role_vars},
-            {"name": "result", "ansible.builtin.debug": {"var": "kops_iam_result"}}]
+    return [
+        {"name": "iam", "ansible.builtin.include_role": {"name": "kopsible.kops.kops_iam"}, "vars": role_vars},
+        {"name": "result", "ansible.builtin.debug": {"var": "kops_iam_result"}},
+    ]
 
 
 def changed(run):
@@ -56,12 +69,19 @@ def policy_document(emulator, arn):
 def test_guide_policies_then_rerun_is_unchanged(emulator):
     # First through playbooks/kops_iam.yml (endpoint from aws_endpoint_url, as a user passes it).
     names = {"kops_iam_group_name": "kops-operators", "kops_iam_user_name": "kops-ci"}
-    run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "kops_iam.yml"), emulator=emulator,
-                       extra_vars=dict(names, aws_endpoint_url=emulator.url, aws_region="us-east-1"))
+    run = run_playbook(
+        playbook=os.path.join(ROOT, "playbooks", "kops_iam.yml"),
+        emulator=emulator,
+        extra_vars=dict(names, aws_endpoint_url=emulator.url, aws_region="us-east-1"),
+    )
     assert run.rc == 0, run.stdout[-3000:]
     assert iam_state(emulator, "kops-operators", "kops-ci") == {
-        "group_users": ["kops-ci"], "group_policies": GUIDE_ARNS, "user_groups": ["kops-operators"],
-        "user_keys": [], "local_policies": []}
+        "group_users": ["kops-ci"],
+        "group_policies": GUIDE_ARNS,
+        "user_groups": ["kops-operators"],
+        "user_keys": [],
+        "local_policies": [],
+    }
     result = run.result("Show the result (never the secret)")["kops_iam_result"]
     assert sorted(result["policy_arns"]) == GUIDE_ARNS and result["access_key_ids"] == []
 
@@ -102,15 +122,26 @@ def test_least_privilege_policy_replaces_the_managed_ones(emulator, play):
     statements = {s["Sid"]: s for s in document["Statement"]}
     assert statements["StateStoreBuckets"]["Resource"] == ["arn:aws:s3:::kopsible-state"]
     assert statements["StateStoreObjects"]["Resource"] == ["arn:aws:s3:::kopsible-state/*"]
-    assert statements["ClusterRoles"]["Resource"] == ["arn:aws:iam::*:role/*.kopsclustertest.example.org",
-                                                      "arn:aws:iam::*:instance-profile/*.kopsclustertest.example.org"]
+    assert statements["ClusterRoles"]["Resource"] == [
+        "arn:aws:iam::*:role/*.kopsclustertest.example.org",
+        "arn:aws:iam::*:instance-profile/*.kopsclustertest.example.org",
+    ]
     assert statements["Records"]["Resource"] == ["arn:aws:route53:::hostedzone/*"]
     assert "NewZones" not in statements
     actions = {a for s in document["Statement"] for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
     # A few writes of each phase kops goes through (docs: kops-aws-calls; update, rolling-update, delete).
-    for action in ("ec2:CreateLaunchTemplateVersion", "autoscaling:CreateAutoScalingGroup", "iam:PassRole",
-                   "elasticloadbalancing:CreateListener", "route53:ChangeResourceRecordSets", "sqs:CreateQueue",
-                   "events:PutRule", "s3:PutObject", "ec2:TerminateInstances", "autoscaling:DeleteAutoScalingGroup"):
+    for action in (
+        "ec2:CreateLaunchTemplateVersion",
+        "autoscaling:CreateAutoScalingGroup",
+        "iam:PassRole",
+        "elasticloadbalancing:CreateListener",
+        "route53:ChangeResourceRecordSets",
+        "sqs:CreateQueue",
+        "events:PutRule",
+        "s3:PutObject",
+        "ec2:TerminateInstances",
+        "autoscaling:DeleteAutoScalingGroup",
+    ):
         assert action in actions, action
     assert not any(a.endswith(":*") or a == "*" for a in actions)
 
@@ -131,8 +162,7 @@ def test_least_privilege_policy_replaces_the_managed_ones(emulator, play):
 
 def test_access_key_secret_only_in_the_no_log_fact(emulator, play, tmp_path):
     creds = tmp_path / "creds.json"
-    save = {"name": "save", "ansible.builtin.copy": {"content": "{{ kops_iam_credentials | to_json }}", "dest": str(creds),
-                                                      "mode": "0600"}, "no_log": True}
+    save = {"name": "save", "ansible.builtin.copy": {"content": "{{ kops_iam_credentials | to_json }}", "dest": str(creds), "mode": "0600"}, "no_log": True}
     run = play(role(kops_iam_access_key=True) + [save], verbosity=2)
     assert run.rc == 0, run.stdout[-3000:]
     saved = json.loads(creds.read_text())
@@ -144,8 +174,7 @@ def test_access_key_secret_only_in_the_no_log_fact(emulator, play, tmp_path):
 
     # The user has a key now: no second key, nothing changed, and no credentials this time.
     os.unlink(creds)
-    again = play(role(kops_iam_access_key=True) + [{"name": "creds", "ansible.builtin.debug": {
-        "msg": "{{ kops_iam_credentials is defined }}"}}])
+    again = play(role(kops_iam_access_key=True) + [{"name": "creds", "ansible.builtin.debug": {"msg": "{{ kops_iam_credentials is defined }}"}}])
     assert again.rc == 0 and changed(again) == 0
     assert iam_state(emulator)["user_keys"] == keys
     assert again.result("creds")["msg"] is False
@@ -173,11 +202,17 @@ def emulator_can_delete_users(emulator):
 def boto3_client_without_retries(emulator):
     import boto3
     from botocore.config import Config
+
     from harness.emulator import ACCESS_KEY, SECRET_KEY
 
-    return boto3.session.Session().client("iam", endpoint_url=emulator.url, region_name="us-east-1",
-                                          aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY,
-                                          config=Config(retries={"max_attempts": 1}))
+    return boto3.session.Session().client(
+        "iam",
+        endpoint_url=emulator.url,
+        region_name="us-east-1",
+        aws_access_key_id=ACCESS_KEY,
+        aws_secret_access_key=SECRET_KEY,
+        config=Config(retries={"max_attempts": 1}),
+    )
 
 
 def test_absent_removes_user_keys_group_and_policy(emulator, play):
@@ -195,14 +230,17 @@ def test_absent_removes_user_keys_group_and_policy(emulator, play):
     assert after_snapshot == before, emulator.snapshot_diff(before, after_snapshot)
 
 
-@pytest.mark.parametrize("role_vars, message", [
-    ({"kops_iam_user_name": "kops operator"}, "kops_iam_user_name: 'kops operator' must be 1-64 characters"),
-    ({"kops_iam_user_name": "u" * 65}, "kops_iam_user_name:"),
-    ({"kops_iam_group_name": "g/roup"}, "kops_iam_group_name: 'g/roup' must be"),
-    ({"kops_iam_policy_mode": "least_privilege"}, "kops_iam_state_store_buckets: required with kops_iam_policy_mode=least_privilege"),
-    ({"kops_iam_policy_mode": "admin"}, "kops_iam_policy_mode"),
-    ({"kops_iam_partition": "aws-eu"}, "kops_iam_partition"),
-])
+@pytest.mark.parametrize(
+    "role_vars, message",
+    [
+        ({"kops_iam_user_name": "kops operator"}, "kops_iam_user_name: 'kops operator' must be 1-64 characters"),
+        ({"kops_iam_user_name": "u" * 65}, "kops_iam_user_name:"),
+        ({"kops_iam_group_name": "g/roup"}, "kops_iam_group_name: 'g/roup' must be"),
+        ({"kops_iam_policy_mode": "least_privilege"}, "kops_iam_state_store_buckets: required with kops_iam_policy_mode=least_privilege"),
+        ({"kops_iam_policy_mode": "admin"}, "kops_iam_policy_mode"),
+        ({"kops_iam_partition": "aws-eu"}, "kops_iam_partition"),
+    ],
+)
 def test_bad_input_fails_naming_the_field_and_writes_nothing(emulator, play, role_vars, message):
     emulator.warm()
     before = emulator.snapshot()
@@ -224,8 +262,7 @@ def iam_in(emulator, region):
     return emulator.client("iam", region)
 
 
-@pytest.mark.parametrize("region, partition", [("cn-northwest-1", "aws-cn"), ("us-gov-west-1", "aws-us-gov"),
-                                               ("cn-north-1", "aws-cn")])
+@pytest.mark.parametrize("region, partition", [("cn-northwest-1", "aws-cn"), ("us-gov-west-1", "aws-us-gov"), ("cn-north-1", "aws-cn")])
 def test_arns_follow_the_partition_of_the_caller(emulator, play, region, partition):
     """Issue 16 item 6: with no kops_iam_partition, the managed policy ARNs and every ARN of the least-privilege
     policy are of the caller's partition, read back from the emulator's IAM of that partition."""
@@ -256,11 +293,16 @@ def test_arns_follow_the_partition_of_the_caller(emulator, play, region, partiti
     assert changed(play(role_in(region, kops_iam_hosted_zone_ids=["Z0001"], **LEAST))) == 0
 
 
-@pytest.mark.parametrize("role_vars, message", [
-    ({"kops_iam_partition": "aws"}, "kops_iam_partition: 'aws' but the credentials are of partition aws-cn (arn:aws-cn:sts::123456789012:"),
-    ({"kops_iam_managed_policies": ["AmazonEC2FullAccess", "arn:aws:iam::aws:policy/IAMFullAccess"]},
-     "kops_iam_managed_policies: arn:aws:iam::aws:policy/IAMFullAccess not of partition aws-cn"),
-])
+@pytest.mark.parametrize(
+    "role_vars, message",
+    [
+        ({"kops_iam_partition": "aws"}, "kops_iam_partition: 'aws' but the credentials are of partition aws-cn (arn:aws-cn:sts::123456789012:"),
+        (
+            {"kops_iam_managed_policies": ["AmazonEC2FullAccess", "arn:aws:iam::aws:policy/IAMFullAccess"]},
+            "kops_iam_managed_policies: arn:aws:iam::aws:policy/IAMFullAccess not of partition aws-cn",
+        ),
+    ],
+)
 def test_arn_of_another_partition_fails_before_writing(emulator, play, role_vars, message):
     emulator.warm("cn-northwest-1")
     before = emulator.snapshot()

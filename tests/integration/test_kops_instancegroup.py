@@ -1,4 +1,5 @@
 """kops_instancegroup with the real kops against the emulator: state store and Auto Scaling groups read back."""
+
 import pytest
 import yaml
 
@@ -75,27 +76,53 @@ def test_apply_without_the_dry_run_when_the_run_wrote_the_spec(cluster, kplay):
     assert all("--yes" not in c["argv"] for c in again["kops_invocations"])
 
     # Drift (the group changed outside kops) with nothing to write: planned, shown, repaired.
-    cluster.emulator.client("autoscaling").update_auto_scaling_group(
-        AutoScalingGroupName="%s.%s" % (NODES, CLUSTER), MinSize=1, MaxSize=1, DesiredCapacity=1)
+    cluster.emulator.client("autoscaling").update_auto_scaling_group(AutoScalingGroupName="%s.%s" % (NODES, CLUSTER), MinSize=1, MaxSize=1, DesiredCapacity=1)
     fixed = kplay([ig_task(name=NODES, min_size=2, max_size=2, apply=True, plan_before_apply=False)]).result("ig")
     assert fixed["changed"] is True and "MaxSize 1 -> 2" in " ".join(fixed["plan_summary"]), fixed.get("plan_summary")
     assert (group(cluster, NODES)["MinSize"], group(cluster, NODES)["MaxSize"]) == (2, 2)
 
 
 def test_fields_round_trip_to_state_store_and_cloud(cluster, kplay):
-    spot = dict(name="spot-nodes", role="Node", image=UBUNTU_AMI, subnets=["us-east-1a", "us-east-1b"], machine_type="m5.large",
-                min_size=1, max_size=4, node_labels={"lifecycle": "spot"}, taints=["spot=true:PreferNoSchedule"],
-                instance_metadata={"http_tokens": "required", "http_put_response_hop_limit": 1},
-                mixed_instances_policy={"instances": ["m5.large", "m5a.large"], "on_demand_base": 0, "on_demand_above_base": 0,
-                                        "spot_allocation_strategy": "price-capacity-optimized"},
-                capacity_rebalance=True, max_price="0.10", rolling_update={"max_surge": 1, "max_unavailable": 0},
-                additional_user_data=[{"name": "hello.sh", "type": "text/x-shellscript", "content": "#!/bin/sh\necho hi\n"}],
-                sysctl_parameters=["net.ipv4.tcp_keepalive_time=200"], packages=["nfs-common"])
-    warm = dict(name="warm-nodes", role="Node", image=UBUNTU_AMI, subnets=["us-east-1c"], machine_type="t3.medium", min_size=1, max_size=3,
-                warm_pool={"min_size": 1, "max_size": 2, "enable_lifecycle_hook": True},
-                suspend_processes=["AZRebalance"], instance_protection=True, max_instance_lifetime="48h",
-                cloud_labels={"team": "platform"}, detailed_instance_monitoring=True,
-                root_volume={"size": 50, "type": "gp3", "iops": 3000, "throughput": 125, "encryption": True})
+    spot = dict(
+        name="spot-nodes",
+        role="Node",
+        image=UBUNTU_AMI,
+        subnets=["us-east-1a", "us-east-1b"],
+        machine_type="m5.large",
+        min_size=1,
+        max_size=4,
+        node_labels={"lifecycle": "spot"},
+        taints=["spot=true:PreferNoSchedule"],
+        instance_metadata={"http_tokens": "required", "http_put_response_hop_limit": 1},
+        mixed_instances_policy={
+            "instances": ["m5.large", "m5a.large"],
+            "on_demand_base": 0,
+            "on_demand_above_base": 0,
+            "spot_allocation_strategy": "price-capacity-optimized",
+        },
+        capacity_rebalance=True,
+        max_price="0.10",
+        rolling_update={"max_surge": 1, "max_unavailable": 0},
+        additional_user_data=[{"name": "hello.sh", "type": "text/x-shellscript", "content": "#!/bin/sh\necho hi\n"}],
+        sysctl_parameters=["net.ipv4.tcp_keepalive_time=200"],
+        packages=["nfs-common"],
+    )
+    warm = dict(
+        name="warm-nodes",
+        role="Node",
+        image=UBUNTU_AMI,
+        subnets=["us-east-1c"],
+        machine_type="t3.medium",
+        min_size=1,
+        max_size=3,
+        warm_pool={"min_size": 1, "max_size": 2, "enable_lifecycle_hook": True},
+        suspend_processes=["AZRebalance"],
+        instance_protection=True,
+        max_instance_lifetime="48h",
+        cloud_labels={"team": "platform"},
+        detailed_instance_monitoring=True,
+        root_volume={"size": 50, "type": "gp3", "iops": 3000, "throughput": 125, "encryption": True},
+    )
     run = kplay([ig_task("spot", apply=False, **spot), ig_task("warm", apply=True, **warm)])
     for label in ("spot", "warm"):
         assert not run.result(label).get("failed"), run.result(label).get("msg")
@@ -148,12 +175,19 @@ BAD_INPUTS = [
     ({"name": NODES, "external_load_balancers": [{"load_balancer_name": "lb%d" % i} for i in range(11)]}, "at most 10"),
     ({"name": NODES, "external_load_balancers": [{"target_group_arn": "not-an-arn"}]}, "is not a target group ARN"),
     # issue 16 item 6: a target group of another partition or region is one AWS cannot attach
-    ({"name": NODES, "external_load_balancers": [{"target_group_arn": "arn:aws-cn:elasticloadbalancing:cn-north-1:123456789012:targetgroup/t/1"}]},
-     "external_load_balancers[0].target_group_arn: 'arn:aws-cn:elasticloadbalancing:cn-north-1:123456789012:targetgroup/t/1' is not an ARN of partition aws, the partition of us-east-1"),
-    ({"name": NODES, "external_load_balancers": [{"target_group_arn": "arn:aws:elasticloadbalancing:us-west-2:123456789012:targetgroup/t/1"}]},
-     "is in region us-west-2; the cluster is in us-east-1"),
-    ({"name": NODES, "spec": {"iam": {"profile": "arn:aws-us-gov:iam::123456789012:instance-profile/nodes"}}},
-     "spec.iam.profile: 'arn:aws-us-gov:iam::123456789012:instance-profile/nodes' is not an ARN of partition aws"),
+    (
+        {"name": NODES, "external_load_balancers": [{"target_group_arn": "arn:aws-cn:elasticloadbalancing:cn-north-1:123456789012:targetgroup/t/1"}]},
+        "external_load_balancers[0].target_group_arn: 'arn:aws-cn:elasticloadbalancing:cn-north-1:123456789012:targetgroup/t/1'"
+        " is not an ARN of partition aws, the partition of us-east-1",
+    ),
+    (
+        {"name": NODES, "external_load_balancers": [{"target_group_arn": "arn:aws:elasticloadbalancing:us-west-2:123456789012:targetgroup/t/1"}]},
+        "is in region us-west-2; the cluster is in us-east-1",
+    ),
+    (
+        {"name": NODES, "spec": {"iam": {"profile": "arn:aws-us-gov:iam::123456789012:instance-profile/nodes"}}},
+        "spec.iam.profile: 'arn:aws-us-gov:iam::123456789012:instance-profile/nodes' is not an ARN of partition aws",
+    ),
     ({"name": NODES, "taints": ["dedicated=gpu:Sometimes"]}, "taints[0]: 'dedicated=gpu:Sometimes'"),
     ({"name": NODES, "suspend_processes": ["Nap"]}, "suspend_processes: 'Nap'"),
     ({"name": NODES, "subnets": ["us-east-1z"]}, "subnets: us-east-1z not in the cluster spec"),
@@ -208,9 +242,13 @@ def test_drift_is_shown_and_repaired(cluster, kplay):
 def test_delete_group_and_refuse_last_control_plane(cluster, kplay):
     # nodes first: once a control-plane group is gone, the etcd members of the cluster spec still name it and
     # kops refuses to plan ("InstanceGroup not found (for etcd b/main)") until they are removed
-    run = kplay([ig_task("nodes", name="nodes-us-east-1b", state="absent", apply=True, plan_before_apply=False),
-                 ig_task("cp", name="control-plane-us-east-1b", state="absent"),
-                 ig_task("again", name="nodes-us-east-1b", state="absent")])
+    run = kplay(
+        [
+            ig_task("nodes", name="nodes-us-east-1b", state="absent", apply=True, plan_before_apply=False),
+            ig_task("cp", name="control-plane-us-east-1b", state="absent"),
+            ig_task("again", name="nodes-us-east-1b", state="absent"),
+        ]
+    )
     assert not run.result("cp").get("failed")  # three control-plane groups: one may go
     assert run.result("nodes")["changed"] is True
     # kops deletes the group's cloud resources itself: nothing pending, so even plan_before_apply=false plans
@@ -219,8 +257,7 @@ def test_delete_group_and_refuse_last_control_plane(cluster, kplay):
     assert run.result("again")["changed"] is False
     names = [g["AutoScalingGroupName"] for g in cluster.emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"]]
     assert "nodes-us-east-1b.%s" % CLUSTER not in names
-    last = kplay([ig_task("a", name="control-plane-us-east-1c", state="absent"),
-                  ig_task("b", name="control-plane-us-east-1a", state="absent")])
+    last = kplay([ig_task("a", name="control-plane-us-east-1c", state="absent"), ig_task("b", name="control-plane-us-east-1a", state="absent")])
     assert "last control-plane InstanceGroup" in last.result("b")["msg"]
 
 
@@ -229,16 +266,23 @@ def test_scale_playbook_guide_layout_nodes_2_to_3(cluster, kplay):
     playbooks/scale_cluster.yml, previewed in check mode first."""
     import os
 
-    from harness.playbook import run_playbook
     from conftest import ROOT
+    from harness.playbook import run_playbook
 
-    nodes = dict(name="nodes", role="Node", image=UBUNTU_AMI, machine_type="t3.medium",
-                 subnets=["us-east-1a", "us-east-1b", "us-east-1c"], min_size=2, max_size=2, apply=True)
+    nodes = dict(
+        name="nodes",
+        role="Node",
+        image=UBUNTU_AMI,
+        machine_type="t3.medium",
+        subnets=["us-east-1a", "us-east-1b", "us-east-1c"],
+        min_size=2,
+        max_size=2,
+        apply=True,
+    )
     assert not kplay([ig_task(**nodes)]).result("ig").get("failed")
     assert (group(cluster, "nodes")["MinSize"], len(group(cluster, "nodes")["Instances"])) == (2, 2)
 
-    extra = dict(cluster.kops, cluster_name=CLUSTER, state_store_bucket=BUCKET,
-                 scale_instance_groups=[{"name": "nodes", "min_size": 3, "max_size": 3}])
+    extra = dict(cluster.kops, cluster_name=CLUSTER, state_store_bucket=BUCKET, scale_instance_groups=[{"name": "nodes", "min_size": 3, "max_size": 3}])
     extra.pop("state_store")
     playbook = os.path.join(ROOT, "playbooks", "scale_cluster.yml")
     before = cluster.emulator.snapshot()
@@ -259,22 +303,27 @@ def test_scale_playbook_guide_layout_nodes_2_to_3(cluster, kplay):
     assert again.stats["localhost"]["changed"] == 0, [n for n, r in again.results if r.get("changed")]
 
 
-WARM_ON_DEMAND = dict(name="warm-od", role="Node", image=UBUNTU_AMI, subnets=["us-east-1a"], machine_type="c5.large",
-                      min_size=1, max_size=2, warm_pool={"min_size": 1, "max_size": 2},
-                      mixed_instances_policy={"instances": ["c5.large", "c5a.large"], "on_demand_above_base": 100,
-                                              "spot_allocation_strategy": "capacity-optimized"})
+WARM_ON_DEMAND = dict(
+    name="warm-od",
+    role="Node",
+    image=UBUNTU_AMI,
+    subnets=["us-east-1a"],
+    machine_type="c5.large",
+    min_size=1,
+    max_size=2,
+    warm_pool={"min_size": 1, "max_size": 2},
+    mixed_instances_policy={"instances": ["c5.large", "c5a.large"], "on_demand_above_base": 100, "spot_allocation_strategy": "capacity-optimized"},
+)
 
 
 def test_warm_pool_on_an_all_on_demand_mixed_group_is_stored_as_kops_accepts_it(cluster, kplay):
     """Issue 16 item 1: kops v1.36.2 refuses a warm pool only with maxPrice (instancegroup.go:289-296); its own
     validation at kops create -f accepts this group, and so does the module; the max_price variant is refused."""
-    run = kplay([ig_task("od", **WARM_ON_DEMAND),
-                 ig_task("spot", **dict(WARM_ON_DEMAND, name="warm-spot", max_price="0.10"))])
+    run = kplay([ig_task("od", **WARM_ON_DEMAND), ig_task("spot", **dict(WARM_ON_DEMAND, name="warm-spot", max_price="0.10"))])
     assert not run.result("od").get("failed"), run.result("od").get("msg")
     spec = stored_ig(cluster, "warm-od")["spec"]
     assert spec["warmPool"] == {"minSize": 1, "maxSize": 2}
-    assert spec["mixedInstancesPolicy"] == {"instances": ["c5.large", "c5a.large"], "onDemandAboveBase": 100,
-                                            "spotAllocationStrategy": "capacity-optimized"}
+    assert spec["mixedInstancesPolicy"] == {"instances": ["c5.large", "c5a.large"], "onDemandAboveBase": 100, "spotAllocationStrategy": "capacity-optimized"}
     assert run.result("spot")["failed"] is True and run.result("spot")["msg"].startswith("warm_pool: cannot be used with spot")
     assert "%s/instancegroup/warm-spot" % CLUSTER not in cluster.store()
 
@@ -291,11 +340,9 @@ def test_dict_options_merge_and_diff_shows_the_merged_result(cluster, kplay):
     assert spec["nodeLabels"]["tier"] == "web"
 
     store = cluster.store()
-    preview = kplay([ig_task(name=NODES, root_volume={"type": None}, node_labels={"tier": None, "zone": "b"})],
-                    check=True, diff=True).result("ig")
+    preview = kplay([ig_task(name=NODES, root_volume={"type": None}, node_labels={"tier": None, "zone": "b"})], check=True, diff=True).result("ig")
     assert preview["changed"] is True and cluster.store() == store
-    assert {c["path"]: c["after"] for c in preview["changes"]} == {
-        "spec.rootVolumeType": None, "spec.nodeLabels.tier": None, "spec.nodeLabels.zone": "b"}
+    assert {c["path"]: c["after"] for c in preview["changes"]} == {"spec.rootVolumeType": None, "spec.nodeLabels.tier": None, "spec.nodeLabels.zone": "b"}
     assert preview["diff"]["after"]["rootVolumeSize"] == 64 and "rootVolumeType" not in preview["diff"]["after"]
     assert preview["diff"]["after"]["nodeLabels"] == {k: v for k, v in dict(spec["nodeLabels"], zone="b").items() if k != "tier"}
     done = kplay([ig_task(name=NODES, root_volume={"type": None}, node_labels={"tier": None, "zone": "b"})]).result("ig")
@@ -315,8 +362,11 @@ def test_user_data_is_measured_as_kops_renders_it_and_16k_is_refused(cluster, kp
     done = kplay([ig_task(name=NODES, additional_user_data=parts, apply=True)]).result("ig")
     assert not done.get("failed"), done.get("msg")
     ec2 = cluster.emulator.client("ec2")
-    data = base64.b64decode(ec2.describe_launch_template_versions(
-        LaunchTemplateName="%s.%s" % (NODES, CLUSTER), Versions=["$Latest"])["LaunchTemplateVersions"][0]["LaunchTemplateData"]["UserData"])
+    data = base64.b64decode(
+        ec2.describe_launch_template_versions(LaunchTemplateName="%s.%s" % (NODES, CLUSTER), Versions=["$Latest"])["LaunchTemplateVersions"][0][
+            "LaunchTemplateData"
+        ]["UserData"]
+    )
     assert kops_ig.aws_multipart_mime(kops_ig.nodeup_script_of(data.decode()), parts) == data
     assert done["user_data_bytes"] == len(data)
 

@@ -1,6 +1,7 @@
 """kops_cluster upgrade: true, i.e. ``kops upgrade cluster`` from a channel, with the real kops against the
 emulator: check mode lists the actions and the cloud plan and writes nothing; the real run stores them and
 the next apply puts the channel's new image on the launch templates; the re-run is a no-op."""
+
 import pytest
 
 from conftest import CLUSTER
@@ -12,7 +13,8 @@ NEW_AMI = "ami-0a1b2c3d4e5f60003"  # tools/emulator_amis.json
 
 # A channel in kops' format (channels/stable of k8s.io/kops): versions recommended per minor, images per
 # Kubernetes range.
-CHANNEL = """spec:
+CHANNEL = (
+    """spec:
   images:
   - name: %s
     providerID: aws
@@ -25,7 +27,9 @@ CHANNEL = """spec:
   - range: ">=1.34.0"
     recommendedVersion: 1.34.3
     requiredVersion: 1.34.0
-""" % NEW_IMAGE
+"""
+    % NEW_IMAGE
+)
 
 
 def test_upgrade_from_channel_check_mode_apply_and_noop(kops_world, kplay, tmp_path):
@@ -43,8 +47,8 @@ def test_upgrade_from_channel_check_mode_apply_and_noop(kops_world, kplay, tmp_p
     assert preview["changed"] is True
     # kops proposes the next minor version's recommended patch (cmd/kops/upgrade_cluster.go) and the channel image
     assert {(a["item"], a["property"], a["old"], a["new"]) for a in preview["upgrade"]} == (
-        {("Cluster", "KubernetesVersion", "1.34.1", "1.35.2")}
-        | {("InstanceGroup/" + g, "Image", OLD_IMAGE, NEW_IMAGE) for g in groups})
+        {("Cluster", "KubernetesVersion", "1.34.1", "1.35.2")} | {("InstanceGroup/" + g, "Image", OLD_IMAGE, NEW_IMAGE) for g in groups}
+    )
     assert {"path": "spec.kubernetesVersion", "before": "1.34.1", "after": "1.35.2"} in preview["changes"]
     image_changes = [m for m in preview["plan"]["modify"] if m["type"] == "LaunchTemplate"]
     assert len(image_changes) == len(groups)
@@ -75,8 +79,9 @@ def test_kops_warnings_reach_the_result(kops_world, kplay, tmp_path):
     variant: rolling_update's plain stderr lines when the Kubernetes API cannot be reached (rolling-update_cluster.go:268)."""
     channel = tmp_path / "channel.yaml"
     channel.write_text(CHANNEL)
-    options = kops_world.cluster_options(channel="file://%s" % channel, kubernetes_version="1.35.4", node_count=1,
-                                         apply=True, target="terraform", out=str(tmp_path / "tf"))  # the CA, no cloud
+    options = kops_world.cluster_options(
+        channel="file://%s" % channel, kubernetes_version="1.35.4", node_count=1, apply=True, target="terraform", out=str(tmp_path / "tf")
+    )  # the CA, no cloud
     created = kplay([{"name": "c", "kopsible.kops.kops_cluster": options}]).result("c")
     assert not created.get("failed"), created.get("msg")
 
@@ -87,6 +92,7 @@ def test_kops_warnings_reach_the_result(kops_world, kplay, tmp_path):
 
     roll = kplay([{"name": "r", "kopsible.kops.rolling_update": {"cluster": CLUSTER}, "ignore_errors": True}]).result("r")
     assert roll["failed"] is True, roll
-    assert ("kops rolling-update cluster: Unable to reach the kubernetes API. Use --cloudonly to do a rolling-update "
-            "without confirming progress with the k8s API") in roll["warnings"], roll.get("warnings")
+    assert (
+        "kops rolling-update cluster: Unable to reach the kubernetes API. Use --cloudonly to do a rolling-update without confirming progress with the k8s API"
+    ) in roll["warnings"], roll.get("warnings")
     assert not any(w.startswith("kops rolling-update cluster: Error") for w in roll["warnings"])

@@ -4,6 +4,7 @@ standing in for its kubelets. `kops validate cluster` runs unchanged through `ko
 and must pass, or fail naming kops' own failure; the exported admin kubeconfig reaches the API through
 DNS; the PodDisruptionBudget gate of `rolling_update` reads a budget filled by the real disruption
 controller. One applied HA cluster is shared by the tests of this file (created once)."""
+
 import time
 
 import pytest
@@ -40,8 +41,9 @@ def running_instances(world):
     """``{instance id: group}`` of the cluster's running instances, read from the emulator."""
     ec2 = world.emulator.client("ec2")
     found = {}
-    for reservation in ec2.describe_instances(Filters=[{"Name": "tag:KubernetesCluster", "Values": [CLUSTER]},
-                                                       {"Name": "instance-state-name", "Values": ["running"]}])["Reservations"]:
+    for reservation in ec2.describe_instances(
+        Filters=[{"Name": "tag:KubernetesCluster", "Values": [CLUSTER]}, {"Name": "instance-state-name", "Values": ["running"]}]
+    )["Reservations"]:
         for inst in reservation["Instances"]:
             tags = {t["Key"]: t["Value"] for t in inst.get("Tags", [])}
             found[inst["InstanceId"]] = tags.get("kops.k8s.io/instancegroup")
@@ -57,10 +59,11 @@ def test_control_plane_start_and_memory(live):
     """Started in under 10 s, under 0.6 GB, API records pointed at it (dns-controller's job)."""
     info = live.info
     assert info["started_seconds"] < 10, info
-    assert info["rss_bytes"] < 0.6 * 2 ** 30, info
+    assert info["rss_bytes"] < 0.6 * 2**30, info
     r53 = live.emulator.client("route53")
-    values = {r["Name"]: [v["Value"] for v in r.get("ResourceRecords", [])]
-              for r in r53.list_resource_record_sets(HostedZoneId=live.zone_id)["ResourceRecordSets"]}
+    values = {
+        r["Name"]: [v["Value"] for v in r.get("ResourceRecords", [])] for r in r53.list_resource_record_sets(HostedZoneId=live.zone_id)["ResourceRecordSets"]
+    }
     assert values["api.%s." % CLUSTER] == [info["address"]]
     assert values["api.internal.%s." % CLUSTER] == [info["address"]]
     import kubernetes
@@ -87,8 +90,12 @@ def test_exported_kubeconfig_lists_running_instances_as_ready_nodes(live, tmp_pa
     """The admin kubeconfig kops exports, used as written (server https://api.<cluster>, resolved through
     DNS), lists exactly the running instances as Ready nodes."""
     path = str(tmp_path / "kubeconfig")
-    result = live.play([{"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": path}},
-                        {"name": "nodes", "kubernetes.core.k8s_info": {"kind": "Node", "kubeconfig": path}}])
+    result = live.play(
+        [
+            {"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": path}},
+            {"name": "nodes", "kubernetes.core.k8s_info": {"kind": "Node", "kubeconfig": path}},
+        ]
+    )
     assert not result.failed, result.stdout[-3000:]
     nodes = result.result("nodes")["resources"]
     ids = {n["spec"]["providerID"].rsplit("/", 1)[-1]: n for n in nodes}
@@ -120,10 +127,20 @@ def test_validate_fails_closed_on_not_ready_critical_pod(live):
     core = live.kube.core(CLUSTER)
     worker = next(n for n in core.list_node().items if "node-role.kubernetes.io/node" in n.metadata.labels)
     name = "kube-proxy-" + worker.metadata.name
-    core.create_namespaced_pod("kube-system", {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": {"k8s-app": "kube-proxy"}},
-        "spec": {"nodeName": worker.metadata.name, "priorityClassName": "system-node-critical",
-                 "tolerations": [{"operator": "Exists"}], "containers": [{"name": "kube-proxy", "image": "registry.k8s.io/kube-proxy:v1.34.1"}]}})
+    core.create_namespaced_pod(
+        "kube-system",
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "labels": {"k8s-app": "kube-proxy"}},
+            "spec": {
+                "nodeName": worker.metadata.name,
+                "priorityClassName": "system-node-critical",
+                "tolerations": [{"operator": "Exists"}],
+                "containers": [{"name": "kube-proxy", "image": "registry.k8s.io/kube-proxy:v1.34.1"}],
+            },
+        },
+    )
     live.kube.knobs(CLUSTER, not_ready_pods=["kube-system/" + name])
     try:
         wait_for(lambda: core.read_namespaced_pod(name, "kube-system").status.phase == "Running")
@@ -143,15 +160,17 @@ def test_validate_fails_closed_on_group_missing_a_node_then_waits_for_scale_up(l
     with --wait it waits for the third node and passes."""
     live.kube.knobs(CLUSTER, join_delay={"nodes-us-east-1c": 25})
     try:
-        scaled = live.play([{"name": "s", "kopsible.kops.kops_instancegroup": {
-            "cluster": CLUSTER, "name": "nodes-us-east-1c", "min_size": 1, "max_size": 1, "apply": True}}]).result("s")
+        scaled = live.play(
+            [{"name": "s", "kopsible.kops.kops_instancegroup": {"cluster": CLUSTER, "name": "nodes-us-east-1c", "min_size": 1, "max_size": 1, "apply": True}}]
+        ).result("s")
         assert not scaled.get("failed"), scaled.get("msg")
         missing = validate(live)
         assert missing.get("failed")
         new = [i for i, g in running_instances(live).items() if g == "nodes-us-east-1c"]
         assert len(new) == 1
-        assert missing["validation"]["failures"] == [{"type": "Machine", "name": new[0], "instance_group": "nodes-us-east-1c",
-                                                      "message": 'machine "%s" has not yet joined cluster' % new[0]}]
+        assert missing["validation"]["failures"] == [
+            {"type": "Machine", "name": new[0], "instance_group": "nodes-us-east-1c", "message": 'machine "%s" has not yet joined cluster' % new[0]}
+        ]
         assert "nodes-us-east-1c" in missing["msg"] and new[0] in missing["msg"]
         started = time.monotonic()
         waited = validate(live, timeout="3m")
@@ -172,14 +191,28 @@ def test_pdb_gate_reads_real_disruption_budget(live, tmp_path):
     api = live.kube.api_client(CLUSTER)
     apps, policy, core = kubernetes.client.AppsV1Api(api), kubernetes.client.PolicyV1Api(api), kubernetes.client.CoreV1Api(api)
     labels = {"app": "web"}
-    apps.create_namespaced_deployment("default", {
-        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
-        "spec": {"replicas": 2, "selector": {"matchLabels": labels},
-                 "template": {"metadata": {"labels": labels},
-                              "spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]}}}})
-    policy.create_namespaced_pod_disruption_budget("default", {
-        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web"},
-        "spec": {"minAvailable": 2, "selector": {"matchLabels": labels}}})
+    apps.create_namespaced_deployment(
+        "default",
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web"},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": labels},
+                "template": {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]}},
+            },
+        },
+    )
+    policy.create_namespaced_pod_disruption_budget(
+        "default",
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web"},
+            "spec": {"minAvailable": 2, "selector": {"matchLabels": labels}},
+        },
+    )
     try:
         wait_for(lambda: policy.read_namespaced_pod_disruption_budget("web", "default").status.current_healthy == 2)
         status = policy.read_namespaced_pod_disruption_budget("web", "default").status
@@ -188,11 +221,17 @@ def test_pdb_gate_reads_real_disruption_budget(live, tmp_path):
         worker_nodes = {p.spec.node_name for p in pods}
         before = running_instances(live)
         path = str(tmp_path / "kubeconfig")
-        upgraded = live.play([
-            {"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": path}},
-            {"name": "u", "kopsible.kops.kops_cluster": {"name": CLUSTER, "kubernetes_version": "1.35.0", "apply": True}},
-            {"name": "roll", "kopsible.kops.rolling_update": {"cluster": CLUSTER, "kubeconfig": path, "instance_group_roles": ["node"]},
-             "ignore_errors": True}])
+        upgraded = live.play(
+            [
+                {"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": path}},
+                {"name": "u", "kopsible.kops.kops_cluster": {"name": CLUSTER, "kubernetes_version": "1.35.0", "apply": True}},
+                {
+                    "name": "roll",
+                    "kopsible.kops.rolling_update": {"cluster": CLUSTER, "kubeconfig": path, "instance_group_roles": ["node"]},
+                    "ignore_errors": True,
+                },
+            ]
+        )
         roll = upgraded.result("roll")
         assert roll.get("failed") and "web" in roll["msg"], roll.get("msg")
         assert roll["pdb_check"]["checked"] is True, roll["pdb_check"]
@@ -211,21 +250,31 @@ def node_ready(core, name):
     return any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or [])
 
 
-
 def test_validate_passes_on_gossip_cluster(live):
     """The second guide's gossip cluster (no DNS zone): kops' kubeconfig and validation reach the API through
     the load balancer's DNS name, which the emulator's DNS face answers with the control plane's address."""
     name = "devops23.k8s.local"
-    options = {"name": name, "zones": ["us-east-1a", "us-east-1b"], "control_plane_zones": ["us-east-1a"], "node_count": 1,
-               "node_size": "t3.medium", "control_plane_size": "t3.medium", "kubernetes_version": "1.34.1", "channel": "none",
-               "image": live.cluster_options()["image"], "ssh_public_key": live.ssh_public_key, "apply": True}
+    options = {
+        "name": name,
+        "zones": ["us-east-1a", "us-east-1b"],
+        "control_plane_zones": ["us-east-1a"],
+        "node_count": 1,
+        "node_size": "t3.medium",
+        "control_plane_size": "t3.medium",
+        "kubernetes_version": "1.34.1",
+        "channel": "none",
+        "image": live.cluster_options()["image"],
+        "ssh_public_key": live.ssh_public_key,
+        "apply": True,
+    }
     created = live.play([{"name": "c", "kopsible.kops.kops_cluster": options}]).result("c")
     assert not created.get("failed"), created.get("msg")
     try:
         info = live.kube.wait_cluster(name, timeout=120, nodes=2)
         assert info["lb_names"], info
-        result = live.play([{"name": "v", "kopsible.kops.kops_cluster": {"name": name, "validate": True, "validate_timeout": "3m"},
-                             "ignore_errors": True}]).result("v")
+        result = live.play(
+            [{"name": "v", "kopsible.kops.kops_cluster": {"name": name, "validate": True, "validate_timeout": "3m"}, "ignore_errors": True}]
+        ).result("v")
         assert not result.get("failed"), result.get("msg")
         assert result["validation"]["ok"] is True
         assert sorted(n["role"] for n in result["validation"]["nodes"]) == ["control-plane", "node"]

@@ -2,6 +2,7 @@
 `make demo`, the cluster's real control plane (kube world) answers: the create step validates for real,
 the kubeconfig lists the nodes, and the upgrade drains every node of a PodDisruptionBudget-protected
 workload."""
+
 import os
 
 import pytest
@@ -23,9 +24,12 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
         example = yaml.safe_load(handle)
     emulator.client("route53").create_hosted_zone(Name="example.org.", CallerReference="parent")
     kubeconfig = str(tmp_path / "kubeconfig")
-    run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"), emulator=emulator,
-                       extra_vars=dict(example, **lifecycle_overrides(kops_dns, ssh_public_key, kubeconfig=kubeconfig)),
-                       resolv_conf=kops_dns.resolv_conf)
+    run = run_playbook(
+        playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"),
+        emulator=emulator,
+        extra_vars=dict(example, **lifecycle_overrides(kops_dns, ssh_public_key, kubeconfig=kubeconfig)),
+        resolv_conf=kops_dns.resolv_conf,
+    )
     assert run.rc == 0, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or run.stderr[-2000:]
 
     delegation = first(run, "from its parent zone - " + example["subdomain"])
@@ -39,14 +43,25 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
     assert sorted(n["status"]["nodeInfo"]["kubeletVersion"] for n in nodes) == ["v1.34.1"] * 5
     groups = first(run, "Read the Auto Scaling groups")["results"]
     assert sorted(g["auto_scaling_group_name"].split(".")[0] for g in groups if g["desired_capacity"]) == [
-        "control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c", "nodes-us-east-1a", "nodes-us-east-1b"]
+        "control-plane-us-east-1a",
+        "control-plane-us-east-1b",
+        "control-plane-us-east-1c",
+        "nodes-us-east-1a",
+        "nodes-us-east-1b",
+    ]
     scale = first(run, "Plan and apply the cluster once")
     assert "modify AutoscalingGroup/nodes-us-east-1c.%s: MaxSize 0 -> 1, MinSize 0 -> 1" % example["cluster_name"] in scale["plan_summary"]
     roll = first(run, "Rolling update in kops' order (bastions, control plane, nodes)")
     assert len(roll["replaced"]) == 6 and all(ids["before"] and ids["after"] for ids in roll["replaced"].values())
     assert "--cloudonly" not in roll["kops_invocations"][-2]["argv"]
-    assert [g["name"] for g in roll["rolled"]] == ["control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c",
-                                                   "nodes-us-east-1a", "nodes-us-east-1b", "nodes-us-east-1c"]
+    assert [g["name"] for g in roll["rolled"]] == [
+        "control-plane-us-east-1a",
+        "control-plane-us-east-1b",
+        "control-plane-us-east-1c",
+        "nodes-us-east-1a",
+        "nodes-us-east-1b",
+        "nodes-us-east-1c",
+    ]
     assert all(g["done"] and g["nodes_drained"] for g in roll["rolled"])
     assert sum(g["pods_evicted"] for g in roll["rolled"]) >= 6
     after = first(run, "List the nodes after the upgrade")["resources"]

@@ -2,10 +2,12 @@
 turns them off by default; this test turns them back on), an idempotent re-run of each module prints no warning
 and no deprecation, and returns none, but for the notices kops itself prints for the offline world's settings
 (harness.kops_env.OFFLINE_KOPS_WARNINGS; issue 16 item 10 routes kops' warnings into the results)."""
+
 import pytest
 
 from conftest import CLUSTER, SUBDOMAIN
-from harness.kops_env import OFFLINE_KOPS_WARNINGS as OFFLINE_WORLD, user_warnings
+from harness.kops_env import OFFLINE_KOPS_WARNINGS as OFFLINE_WORLD
+from harness.kops_env import user_warnings
 
 pytestmark = pytest.mark.kops
 SHOWN = {"ANSIBLE_DEPRECATION_WARNINGS": "1", "ANSIBLE_LOCALHOST_WARNING": "1", "ANSIBLE_INVENTORY_UNPARSED_WARNING": "1"}
@@ -14,8 +16,7 @@ SHOWN = {"ANSIBLE_DEPRECATION_WARNINGS": "1", "ANSIBLE_LOCALHOST_WARNING": "1", 
 def test_idempotent_reruns_print_no_warning(kops_world, kplay):
     tasks = [
         {"name": "cluster", "kopsible.kops.kops_cluster": kops_world.cluster_options(apply=True)},
-        {"name": "ig", "kopsible.kops.kops_instancegroup": {"cluster": CLUSTER, "name": "nodes-us-east-1a", "min_size": 1,
-                                                            "max_size": 1, "apply": True}},
+        {"name": "ig", "kopsible.kops.kops_instancegroup": {"cluster": CLUSTER, "name": "nodes-us-east-1a", "min_size": 1, "max_size": 1, "apply": True}},
         {"name": "roll", "kopsible.kops.rolling_update": {"cluster": CLUSTER, "cloudonly": True}},
         {"name": "dns", "kopsible.kops.route53_subdomain": {"name": SUBDOMAIN}},
     ]

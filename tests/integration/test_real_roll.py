@@ -3,6 +3,7 @@ cluster's real control plane, with a Deployment under a PodDisruptionBudget so t
 are real. One HA cluster (3 control-plane nodes, 2 workers) and its workload are shared by the tests of
 this file, in order: the upgrade 1.34.1 -> 1.35.0, a PDB that allows no disruption, a validation failure
 mid-roll, an interrupted drain, a scale-down."""
+
 import threading
 import time
 
@@ -12,8 +13,7 @@ from conftest import CLUSTER, KopsWorld
 from harness.kube_world import wait_for
 
 pytestmark = pytest.mark.kops
-FAST = dict(control_plane_interval="4s", node_interval="4s", bastion_interval="4s", validate_count=1,
-            validation_timeout="5m", drain_timeout="5m")
+FAST = dict(control_plane_interval="4s", node_interval="4s", bastion_interval="4s", validate_count=1, validation_timeout="5m", drain_timeout="5m")
 MIN_AVAILABLE = 4
 
 
@@ -29,25 +29,50 @@ def live(emulator_session, kops_dns, ssh_public_key, kube_world, tmp_path_factor
     world = KopsWorld(emulator_session, kops_dns, ssh_public_key)
     world.kube = kube_world
     world.kubeconfig = str(tmp_path_factory.mktemp("kube") / "config")
-    world.play = lambda tasks, **kw: run_playbook(tasks, emulator=world.emulator, kops=world.kops,
-                                                  resolv_conf=world.dns.resolv_conf, **kw)
+    world.play = lambda tasks, **kw: run_playbook(tasks, emulator=world.emulator, kops=world.kops, resolv_conf=world.dns.resolv_conf, **kw)
     created = world.play([{"name": "c", "kopsible.kops.kops_cluster": world.cluster_options(apply=True)}]).result("c")
     assert not created.get("failed"), created.get("msg")
     kube_world.wait_cluster(CLUSTER, timeout=120, nodes=5)
     api = kube_world.api_client(CLUSTER)
-    world.core, world.apps, world.policy = (kubernetes.client.CoreV1Api(api), kubernetes.client.AppsV1Api(api),
-                                            kubernetes.client.PolicyV1Api(api))
-    workload = world.play([
-        {"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": world.kubeconfig}},
-        {"name": "w", "kubernetes.core.k8s": {"kubeconfig": world.kubeconfig, "wait": True,
-                                              "wait_condition": {"type": "Available", "status": "True"}, "definition":
-            {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
-             "spec": {"replicas": 6, "selector": {"matchLabels": {"app": "web"}},
-                      "template": {"metadata": {"labels": {"app": "web"}},
-                                   "spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]}}}}}},
-        {"name": "p", "kubernetes.core.k8s": {"kubeconfig": world.kubeconfig, "definition":
-            {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
-             "spec": {"minAvailable": MIN_AVAILABLE, "selector": {"matchLabels": {"app": "web"}}}}}}])
+    world.core, world.apps, world.policy = (kubernetes.client.CoreV1Api(api), kubernetes.client.AppsV1Api(api), kubernetes.client.PolicyV1Api(api))
+    workload = world.play(
+        [
+            {"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": world.kubeconfig}},
+            {
+                "name": "w",
+                "kubernetes.core.k8s": {
+                    "kubeconfig": world.kubeconfig,
+                    "wait": True,
+                    "wait_condition": {"type": "Available", "status": "True"},
+                    "definition": {
+                        "apiVersion": "apps/v1",
+                        "kind": "Deployment",
+                        "metadata": {"name": "web", "namespace": "default"},
+                        "spec": {
+                            "replicas": 6,
+                            "selector": {"matchLabels": {"app": "web"}},
+                            "template": {
+                                "metadata": {"labels": {"app": "web"}},
+                                "spec": {"containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]},
+                            },
+                        },
+                    },
+                },
+            },
+            {
+                "name": "p",
+                "kubernetes.core.k8s": {
+                    "kubeconfig": world.kubeconfig,
+                    "definition": {
+                        "apiVersion": "policy/v1",
+                        "kind": "PodDisruptionBudget",
+                        "metadata": {"name": "web", "namespace": "default"},
+                        "spec": {"minAvailable": MIN_AVAILABLE, "selector": {"matchLabels": {"app": "web"}}},
+                    },
+                },
+            },
+        ]
+    )
     assert not workload.failed, workload.stdout[-3000:]
     wait_for(lambda: world.policy.read_namespaced_pod_disruption_budget("web", "default").status.current_healthy == 6)
     yield world
@@ -73,8 +98,11 @@ class ReadyWatcher(threading.Thread):
         while not self.stop.is_set():
             try:
                 pods = self.core.list_namespaced_pod("default", label_selector="app=web").items
-                ready = sum(1 for p in pods if p.metadata.deletion_timestamp is None and any(
-                    c.type == "Ready" and c.status == "True" for c in p.status.conditions or []))
+                ready = sum(
+                    1
+                    for p in pods
+                    if p.metadata.deletion_timestamp is None and any(c.type == "Ready" and c.status == "True" for c in p.status.conditions or [])
+                )
                 self.minimum = ready if self.minimum is None else min(self.minimum, ready)
                 self.samples += 1
             except Exception:
@@ -86,8 +114,9 @@ def instances(world):
     """``{group: [instance ids]}`` of running instances, read from the emulator."""
     found = {}
     ec2 = world.emulator.client("ec2")
-    for reservation in ec2.describe_instances(Filters=[{"Name": "tag:KubernetesCluster", "Values": [CLUSTER]},
-                                                       {"Name": "instance-state-name", "Values": ["running"]}])["Reservations"]:
+    for reservation in ec2.describe_instances(
+        Filters=[{"Name": "tag:KubernetesCluster", "Values": [CLUSTER]}, {"Name": "instance-state-name", "Values": ["running"]}]
+    )["Reservations"]:
         for inst in reservation["Instances"]:
             group = {t["Key"]: t["Value"] for t in inst["Tags"]}["kops.k8s.io/instancegroup"]
             found.setdefault(group, []).append(inst["InstanceId"])
@@ -108,15 +137,14 @@ def test_upgrade_drains_every_node_in_order_and_keeps_the_budget(live):
     assert not rolled.get("failed"), rolled.get("msg")
     order = [g["name"] for g in rolled["rolled"]]
     # kops' order: the control plane one group at a time, then the nodes (pkg/instancegroups/rollingupdate.go)
-    assert order == ["control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c",
-                     "nodes-us-east-1a", "nodes-us-east-1b"]
+    assert order == ["control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c", "nodes-us-east-1a", "nodes-us-east-1b"]
     after = instances(live)
     for group in rolled["rolled"]:
         assert group["done"] and [i["old"] for i in group["instances"]] == before[group["name"]]
         assert [i["new"] for i in group["instances"]] == after[group["name"]]
         assert not set(after[group["name"]]) & set(before[group["name"]])
         assert group["nodes_drained"] == [i["node"] for i in group["instances"]]
-        for node, pods in group["evicted"].items():
+        for _node, pods in group["evicted"].items():
             assert len(pods) == len(set(pods))  # each pod evicted at most once per node it lived on
     workers = [g for g in rolled["rolled"] if g["name"].startswith("nodes-")]
     assert sum(g["pods_evicted"] for g in workers) >= 6  # every pod lived on a worker that was drained
@@ -160,8 +188,7 @@ def test_budget_allowing_no_disruption(live):
     wait_for(lambda: not any(n.spec.unschedulable for n in live.core.list_node().items))
     running = {i for ids in instances(live).values() for i in ids}
     assert {n.spec.provider_id.rsplit("/", 1)[-1] for n in live.core.list_node().items} == running
-    wait_for(lambda: sum(1 for p in live.core.list_namespaced_pod("default", label_selector="app=web").items
-                         if p.status.phase == "Running") == 6)
+    wait_for(lambda: sum(1 for p in live.core.list_namespaced_pod("default", label_selector="app=web").items if p.status.phase == "Running") == 6)
 
 
 def test_validation_failure_mid_roll_stops_the_roll(live):
@@ -189,8 +216,9 @@ def test_validation_failure_mid_roll_stops_the_roll(live):
 def test_scale_down_is_not_drained_by_kops(live):
     """kops does not drain on a scale-down: the Auto Scaling group terminates the instance; the pods that lived
     on it go with its Node and the Deployment recreates them elsewhere (documented in docs/rolling-updates.md)."""
-    scaled = live.play([{"name": "s", "kopsible.kops.kops_instancegroup": {
-        "cluster": CLUSTER, "name": "nodes-us-east-1b", "min_size": 0, "max_size": 0, "apply": True}}]).result("s")
+    scaled = live.play(
+        [{"name": "s", "kopsible.kops.kops_instancegroup": {"cluster": CLUSTER, "name": "nodes-us-east-1b", "min_size": 0, "max_size": 0, "apply": True}}]
+    ).result("s")
     assert not scaled.get("failed"), scaled.get("msg")
     wait_for(lambda: "nodes-us-east-1b" not in instances(live))
     wait_for(lambda: not [n for n in live.core.list_node().items if n.metadata.labels.get("kops.k8s.io/instancegroup") == "nodes-us-east-1b"])
@@ -206,4 +234,3 @@ def test_scale_down_is_not_drained_by_kops(live):
     nodes = {p.spec.node_name for p in live.core.list_namespaced_pod("default", label_selector="app=web").items}
     groups = {n.metadata.name: n.metadata.labels["kops.k8s.io/instancegroup"] for n in live.core.list_node().items}
     assert {groups[n] for n in nodes} == {"nodes-us-east-1a"}
-

@@ -1,5 +1,6 @@
 """rolling_update with the real kops against the emulator: what needs a roll, the PodDisruptionBudget
 gate, an interrupted roll and the re-run that finishes it, the no-op."""
+
 import time
 
 import pytest
@@ -27,8 +28,13 @@ def test_roll_after_upgrade_gate_interruption_rerun_noop(kops_world, kplay, kube
     before_state = kops_world.emulator.snapshot()
     preview = kplay([roll_task(**FAST)], check=True).result("roll")
     assert preview["changed"] is True
-    assert sorted(preview["would_roll"]) == ["control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c",
-                                             "nodes-us-east-1a", "nodes-us-east-1b"]
+    assert sorted(preview["would_roll"]) == [
+        "control-plane-us-east-1a",
+        "control-plane-us-east-1b",
+        "control-plane-us-east-1c",
+        "nodes-us-east-1a",
+        "nodes-us-east-1b",
+    ]
     assert all(g["status"] == "NeedsUpdate" for g in preview["groups_before"] if g["name"] in preview["would_roll"])
     after_snapshot = kops_world.emulator.snapshot()
     assert after_snapshot == before_state, kops_world.emulator.snapshot_diff(before_state, after_snapshot)
@@ -78,13 +84,18 @@ def assert_pdb_gate(kops_world, kplay, would_roll, old, tmp_path):
     world.wait_cluster(CLUSTER, timeout=120, nodes=5)
     core = world.core(CLUSTER)
     policy = kubernetes.client.PolicyV1Api(world.api_client(CLUSTER))
-    victim = next(n.metadata.name for n in core.list_node().items
-                  if n.metadata.labels["kops.k8s.io/instancegroup"] == "nodes-us-east-1b")
+    victim = next(n.metadata.name for n in core.list_node().items if n.metadata.labels["kops.k8s.io/instancegroup"] == "nodes-us-east-1b")
     core.create_namespace({"metadata": {"name": "shop"}})
-    core.create_namespaced_pod("shop", {"metadata": {"name": "web-0", "labels": {"app": "web"}},
-                                        "spec": {"nodeName": victim, "containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]}})
-    policy.create_namespaced_pod_disruption_budget("shop", {"metadata": {"name": "web"},
-                                                            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}})
+    core.create_namespaced_pod(
+        "shop",
+        {
+            "metadata": {"name": "web-0", "labels": {"app": "web"}},
+            "spec": {"nodeName": victim, "containers": [{"name": "web", "image": "registry.k8s.io/pause:3.10"}]},
+        },
+    )
+    policy.create_namespaced_pod_disruption_budget(
+        "shop", {"metadata": {"name": "web"}, "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}}
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (policy.read_namespaced_pod_disruption_budget("web", "shop").status.current_healthy or 0) < 1:
         time.sleep(0.5)
@@ -97,7 +108,8 @@ def assert_pdb_gate(kops_world, kplay, would_roll, old, tmp_path):
     assert blocked.get("failed") and "shop/web" in blocked["msg"] and "nothing was rolled" in blocked["msg"], blocked.get("msg")
     assert blocked["pdb_check"]["blocking"][0]["pods"] == ["shop/web-0 on %s" % victim]
     assert sorted(blocked["pdb_check"]["nodes"]) == sorted(
-        n.metadata.name for n in core.list_node().items if n.metadata.labels["kops.k8s.io/instancegroup"] in would_roll)
+        n.metadata.name for n in core.list_node().items if n.metadata.labels["kops.k8s.io/instancegroup"] in would_roll
+    )
     assert {name: [i for i, _ in g["instances"]] for name, g in kops_world.groups().items()} == old
     assert not [c for c in blocked["kops_invocations"] if "--yes" in c["argv"]]
     allowed = kplay([roll_task(kubeconfig=kubeconfig, ignore_pdb=True, **FAST)], check=True, **dns).result("roll")
@@ -142,8 +154,9 @@ def test_drain_and_terminate_false_is_skipped_and_left_out(applied_cluster, clus
     before = kops_world.groups()
     rolled = kplay([roll_task(**FAST)]).result("roll")
     assert not rolled.get("failed"), rolled.get("msg")
-    assert rolled["skipped_groups"] == [{"name": "nodes-us-east-1a",
-                                  "reason": "rollingUpdate.drainAndTerminate: false in the cluster spec (the InstanceGroup sets none)"}]
+    assert rolled["skipped_groups"] == [
+        {"name": "nodes-us-east-1a", "reason": "rollingUpdate.drainAndTerminate: false in the cluster spec (the InstanceGroup sets none)"}
+    ]
     assert rolled["would_roll"] == ["nodes-us-east-1b"] and rolled["changed"] is True
     yes = [c["argv"] for c in rolled["kops_invocations"] if "--yes" in c["argv"]]
     assert len(yes) == 1 and yes[0][yes[0].index("--instance-group") + 1] == "nodes-us-east-1b"

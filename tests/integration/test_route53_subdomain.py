@@ -1,4 +1,5 @@
 """route53_subdomain through real ansible-playbook runs against the emulator, read back with boto3."""
+
 import pytest
 
 CHILD = "kopsclustertest.example.org"
@@ -76,9 +77,17 @@ def test_wrong_parent_record_is_converged(emulator, play):
     parent_id = make_zone(emulator, "example.org")
     assert not play([task()]).result("sub").get("failed")
     r53 = emulator.client("route53")
-    r53.change_resource_record_sets(HostedZoneId=parent_id, ChangeBatch={"Changes": [{
-        "Action": "UPSERT", "ResourceRecordSet": {"Name": CHILD + ".", "Type": "NS", "TTL": 60,
-                                                  "ResourceRecords": [{"Value": "ns1.wrong.example.net."}]}}]})
+    r53.change_resource_record_sets(
+        HostedZoneId=parent_id,
+        ChangeBatch={
+            "Changes": [
+                {
+                    "Action": "UPSERT",
+                    "ResourceRecordSet": {"Name": CHILD + ".", "Type": "NS", "TTL": 60, "ResourceRecords": [{"Value": "ns1.wrong.example.net."}]},
+                }
+            ]
+        },
+    )
     result = play([task()], diff=True).result("sub")
     assert result["changed"] is True
     assert result["diff"]["before"]["delegation"]["values"] == ["ns1.wrong.example.net"]
@@ -122,22 +131,25 @@ def test_uppercase_and_trailing_dot_are_normalised(emulator, play):
     assert len(zones_named(emulator, CHILD)) == 1
 
 
-@pytest.mark.parametrize("options, message", [
-    ({"name": "a..example.org"}, "empty label"),
-    ({"name": "x" * 64 + ".example.org"}, "limit is 63"),
-    ({"name": ".".join(["abcdefghi"] * 26) + ".example.org"}, "limit is 253"),
-    ({"name": "bad_label.example.org"}, "may hold only"),
-    ({"name": ""}, "a DNS name is required"),
-    ({"name": "kopsclustertest.example.com", "parent_zone": "example.org"}, "not a subdomain of the parent zone example.org"),
-    ({"name": "kopsclustertest.other.net"}, "No public hosted zone encloses kopsclustertest.other.net; create one first (e.g. other.net)"),
-    ({"parent_zone": "missing.org"}, "no public hosted zone named missing.org"),
-    ({"parent_zone_id": "ZNOSUCHZONE"}, "no hosted zone has the id ZNOSUCHZONE"),
-    ({"ttl": -1}, "ttl: must be between"),
-    ({"private": True}, "vpc_id: required"),
-    ({"verify_dns": True, "nameservers": ["127.0.0.1:notaport"]}, "nameservers:"),
-    ({"parent_zone": "example.org", "parent_zone_id": "Z1"}, "mutually exclusive"),
-    ({"state": "gone"}, "state"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"name": "a..example.org"}, "empty label"),
+        ({"name": "x" * 64 + ".example.org"}, "limit is 63"),
+        ({"name": ".".join(["abcdefghi"] * 26) + ".example.org"}, "limit is 253"),
+        ({"name": "bad_label.example.org"}, "may hold only"),
+        ({"name": ""}, "a DNS name is required"),
+        ({"name": "kopsclustertest.example.com", "parent_zone": "example.org"}, "not a subdomain of the parent zone example.org"),
+        ({"name": "kopsclustertest.other.net"}, "No public hosted zone encloses kopsclustertest.other.net; create one first (e.g. other.net)"),
+        ({"parent_zone": "missing.org"}, "no public hosted zone named missing.org"),
+        ({"parent_zone_id": "ZNOSUCHZONE"}, "no hosted zone has the id ZNOSUCHZONE"),
+        ({"ttl": -1}, "ttl: must be between"),
+        ({"private": True}, "vpc_id: required"),
+        ({"verify_dns": True, "nameservers": ["127.0.0.1:notaport"]}, "nameservers:"),
+        ({"parent_zone": "example.org", "parent_zone_id": "Z1"}, "mutually exclusive"),
+        ({"state": "gone"}, "state"),
+    ],
+)
 def test_bad_input_fails_and_writes_nothing(emulator, play, options, message):
     make_zone(emulator, "example.org")
     before = emulator.snapshot()
@@ -179,9 +191,14 @@ def test_absent_removes_delegation_and_zone_then_is_unchanged(emulator, play):
 def test_absent_with_records_fails_unless_force(emulator, play):
     make_zone(emulator, "example.org")
     zone_id = play([task()]).result("sub")["zone_id"]
-    emulator.client("route53").change_resource_record_sets(HostedZoneId=zone_id, ChangeBatch={"Changes": [{
-        "Action": "CREATE", "ResourceRecordSet": {"Name": "api.%s." % CHILD, "Type": "A", "TTL": 10,
-                                                  "ResourceRecords": [{"Value": "203.0.113.123"}]}}]})
+    emulator.client("route53").change_resource_record_sets(
+        HostedZoneId=zone_id,
+        ChangeBatch={
+            "Changes": [
+                {"Action": "CREATE", "ResourceRecordSet": {"Name": "api.%s." % CHILD, "Type": "A", "TTL": 10, "ResourceRecords": [{"Value": "203.0.113.123"}]}}
+            ]
+        },
+    )
     before = emulator.snapshot()
     refused = play([task(state="absent")]).result("sub")
     assert refused["failed"] and "api.%s A" % CHILD in refused["msg"]
@@ -235,9 +252,17 @@ def test_cname_at_the_subdomain_in_the_parent_fails_before_anything_is_created(e
     """Issue 16: a CNAME k8s.example.com -> legacy.example.net in example.com leaves no room for an NS
     delegation of k8s.example.com; the module fails naming the CNAME, and creates no zone."""
     parent_id = make_zone(emulator, "example.com")
-    emulator.client("route53").change_resource_record_sets(HostedZoneId=parent_id, ChangeBatch={"Changes": [{
-        "Action": "CREATE", "ResourceRecordSet": {"Name": "k8s.example.com.", "Type": "CNAME", "TTL": 300,
-                                                  "ResourceRecords": [{"Value": "legacy.example.net"}]}}]})
+    emulator.client("route53").change_resource_record_sets(
+        HostedZoneId=parent_id,
+        ChangeBatch={
+            "Changes": [
+                {
+                    "Action": "CREATE",
+                    "ResourceRecordSet": {"Name": "k8s.example.com.", "Type": "CNAME", "TTL": 300, "ResourceRecords": [{"Value": "legacy.example.net"}]},
+                }
+            ]
+        },
+    )
     before = emulator.snapshot()
     result = play([task(name="k8s.example.com")], check=check).result("sub")
     assert result.get("failed") is True
@@ -287,12 +312,27 @@ def group_play(tmp_path, emulator, allowed):
     shared kops option (as sandbox-vars.yml's ``kopsible_defaults`` does), then delegates CHILD."""
     import yaml
 
-    defaults = {"endpoint_url": emulator.url, "region": "us-east-1", "access_key": emulator.aws_env()["AWS_ACCESS_KEY_ID"],
-                "secret_key": emulator.aws_env()["AWS_SECRET_ACCESS_KEY"], "state_store": "s3://kopsible-state",
-                "kops_binary": "/nonexistent/kops", "kops_env": {"KOPS_FEATURE_FLAGS": "-ImageDigest"}, "kops_timeout": 60,
-                "lock_timeout": 5, "break_lock": False, "allowed_account_ids": [allowed]}
-    play = [{"hosts": "localhost", "gather_facts": False, "module_defaults": {"group/kopsible.kops.kops": defaults},
-             "tasks": [dict(task(parent_zone="example.org"), ignore_errors=False)]}]
+    defaults = {
+        "endpoint_url": emulator.url,
+        "region": "us-east-1",
+        "access_key": emulator.aws_env()["AWS_ACCESS_KEY_ID"],
+        "secret_key": emulator.aws_env()["AWS_SECRET_ACCESS_KEY"],
+        "state_store": "s3://kopsible-state",
+        "kops_binary": "/nonexistent/kops",
+        "kops_env": {"KOPS_FEATURE_FLAGS": "-ImageDigest"},
+        "kops_timeout": 60,
+        "lock_timeout": 5,
+        "break_lock": False,
+        "allowed_account_ids": [allowed],
+    }
+    play = [
+        {
+            "hosts": "localhost",
+            "gather_facts": False,
+            "module_defaults": {"group/kopsible.kops.kops": defaults},
+            "tasks": [dict(task(parent_zone="example.org"), ignore_errors=False)],
+        }
+    ]
     path = tmp_path / "group.yml"
     path.write_text(yaml.safe_dump(play))
     return str(path)
@@ -308,8 +348,7 @@ def test_module_defaults_group_carries_the_kops_options(emulator, tmp_path):
     refused = run_playbook(playbook=group_play(tmp_path, emulator, "111111111111"), emulator=emulator)
     assert refused.rc != 0
     message = refused.result("sub")["msg"]
-    assert message == ("allowed_account_ids: the credentials belong to account %s, which is not one of 111111111111; "
-                       "nothing was changed" % account)
+    assert message == ("allowed_account_ids: the credentials belong to account %s, which is not one of 111111111111; nothing was changed" % account)
     assert zones_named(emulator, CHILD) == []
 
     run = run_playbook(playbook=group_play(tmp_path, emulator, account), emulator=emulator)

@@ -8,6 +8,7 @@ tokens, the kubeconfig content and the private key material.
 The kops modules run the real kops (.cache/bin/kops) without the local DNS: a cluster that does not
 exist (delete, rolling update) and the check-mode create of a gossip cluster need no DNS lookup.
 """
+
 import json
 import subprocess
 
@@ -15,10 +16,16 @@ from conftest import BUCKET, UBUNTU_AMI
 from harness.kops_env import artifact_mirror, kops_binary
 from harness.playbook import run_playbook
 
-OPTION_SECRETS = {"access_key": "AKIAKOPSIBLEOPTION01", "secret_key": "kopsible-secret-canary-OPTION-5f0c1e9a77",
-                  "session_token": "kopsible-token-canary-OPTION-IQoJb3JpZ2luX2VjEF0aCXVzLWVhc3QtMSJH"}
-ENV_SECRETS = {"AWS_ACCESS_KEY_ID": "AKIAKOPSIBLEENVIRON1", "AWS_SECRET_ACCESS_KEY": "kopsible-secret-canary-ENV-0b9d2c4471",
-               "AWS_SESSION_TOKEN": "kopsible-token-canary-ENV-FwoGZXIvYXdzEJr//////////wEaDK"}
+OPTION_SECRETS = {
+    "access_key": "AKIAKOPSIBLEOPTION01",
+    "secret_key": "kopsible-secret-canary-OPTION-5f0c1e9a77",
+    "session_token": "kopsible-token-canary-OPTION-IQoJb3JpZ2luX2VjEF0aCXVzLWVhc3QtMSJH",
+}
+ENV_SECRETS = {
+    "AWS_ACCESS_KEY_ID": "AKIAKOPSIBLEENVIRON1",
+    "AWS_SECRET_ACCESS_KEY": "kopsible-secret-canary-ENV-0b9d2c4471",
+    "AWS_SESSION_TOKEN": "kopsible-token-canary-ENV-FwoGZXIvYXdzEJr//////////wEaDK",
+}
 KUBECONFIG_CANARY = "kopsible-kubeconfig-canary-c2VjcmV0LWNsaWVudC1rZXk"
 GOSSIP = "c1.k8s.local"
 
@@ -32,8 +39,9 @@ def private_key(tmp_path):
 
 def kubeconfig_file(tmp_path):
     path = tmp_path / "kubeconfig"
-    path.write_text("apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n"
-                    "    client-key-data: %s\n    token: %s-token\n" % (KUBECONFIG_CANARY, KUBECONFIG_CANARY))
+    path.write_text(
+        "apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    client-key-data: %s\n    token: %s-token\n" % (KUBECONFIG_CANARY, KUBECONFIG_CANARY)
+    )
     return str(path)
 
 
@@ -44,10 +52,12 @@ def test_no_secret_in_verbose_output(emulator, tmp_path):
     key, public = private_key(tmp_path)
     kubeconfig = kubeconfig_file(tmp_path)
     aws = {"endpoint_url": emulator.url, "region": "us-east-1"}
-    kops = dict(aws, kops_binary=kops_binary(), state_store="s3://" + BUCKET,
-                kops_env={"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"})
-    create = dict(zones=["us-east-1a"], node_count=1, node_size="t3.medium", control_plane_size="t3.medium",
-                  kubernetes_version="1.34.1", channel="none", image=UBUNTU_AMI)
+    kops = dict(
+        aws, kops_binary=kops_binary(), state_store="s3://" + BUCKET, kops_env={"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"}
+    )
+    create = dict(
+        zones=["us-east-1a"], node_count=1, node_size="t3.medium", control_plane_size="t3.medium", kubernetes_version="1.34.1", channel="none", image=UBUNTU_AMI
+    )
 
     def task(label, module, options, secrets=True, **extra):
         options = dict(options, **(OPTION_SECRETS if secrets else {}))
@@ -57,12 +67,10 @@ def test_no_secret_in_verbose_output(emulator, tmp_path):
         task("r53_options", "route53_subdomain", dict(aws, name="kopsclustertest.example.org", parent_zone="example.org")),
         task("r53_env", "route53_subdomain", dict(aws, name="kopsclustertest.example.org", parent_zone="example.org"), secrets=False),
         task("absent_options", "kops_cluster", dict(kops, name="gone.k8s.local", state="absent", kubeconfig=kubeconfig)),
-        task("preview_env", "kops_cluster", dict(kops, name=GOSSIP, ssh_public_key=public, kubeconfig=kubeconfig, **create),
-             secrets=False, check_mode=True),
+        task("preview_env", "kops_cluster", dict(kops, name=GOSSIP, ssh_public_key=public, kubeconfig=kubeconfig, **create), secrets=False, check_mode=True),
         task("private_key", "kops_cluster", dict(kops, name=GOSSIP, ssh_public_key=key, kubeconfig=kubeconfig, **create)),
         task("roll_options", "rolling_update", dict(kops, cluster="gone.k8s.local", cloudonly=True, kubeconfig=kubeconfig)),
-        task("roll_env", "rolling_update", dict(kops, cluster="gone.k8s.local", cloudonly=True, kubeconfig=kubeconfig),
-             secrets=False),
+        task("roll_env", "rolling_update", dict(kops, cluster="gone.k8s.local", cloudonly=True, kubeconfig=kubeconfig), secrets=False),
     ]
     run = run_playbook(tasks, emulator=emulator, verbosity=3, module_defaults=False, env=ENV_SECRETS)
 
@@ -88,8 +96,13 @@ def test_no_secret_in_verbose_output(emulator, tmp_path):
 
     text = run.stdout + run.stderr + json.dumps([r for _, r in run.results])
     assert "EXEC" in run.stdout + run.stderr and "private_key" in text  # -vvv output is there
-    secrets = [OPTION_SECRETS["secret_key"], OPTION_SECRETS["session_token"], ENV_SECRETS["AWS_SECRET_ACCESS_KEY"],
-               ENV_SECRETS["AWS_SESSION_TOKEN"], KUBECONFIG_CANARY]
+    secrets = [
+        OPTION_SECRETS["secret_key"],
+        OPTION_SECRETS["session_token"],
+        ENV_SECRETS["AWS_SECRET_ACCESS_KEY"],
+        ENV_SECRETS["AWS_SESSION_TOKEN"],
+        KUBECONFIG_CANARY,
+    ]
     key_lines = [line for line in key.splitlines() if line and not line.startswith("-----")]
     assert len(key_lines) > 10
     leaked = [s for s in secrets if s in text] + ["private key line %d" % i for i, line in enumerate(key_lines) if line in text]
@@ -122,11 +135,15 @@ def test_no_key_material_from_exported_kubeconfig(kops_world, kplay, kube_world,
     kubeconfig = str(tmp_path / "kubeconfig")
     log = tmp_path / "ansible.log"
     before = set(os.listdir(str(tmp_path)))
-    tasks = [{"name": "export", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": kubeconfig}},
-             {"name": "roll_preview", "kopsible.kops.rolling_update": {"cluster": CLUSTER, "kubeconfig": kubeconfig, "force": True,
-                                                                       "cloudonly": True},
-              "check_mode": True},
-             {"name": "nodes", "kubernetes.core.k8s_info": {"kind": "Node", "kubeconfig": kubeconfig}}]
+    tasks = [
+        {"name": "export", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": kubeconfig}},
+        {
+            "name": "roll_preview",
+            "kopsible.kops.rolling_update": {"cluster": CLUSTER, "kubeconfig": kubeconfig, "force": True, "cloudonly": True},
+            "check_mode": True,
+        },
+        {"name": "nodes", "kubernetes.core.k8s_info": {"kind": "Node", "kubeconfig": kubeconfig}},
+    ]
     run = kplay(tasks, verbosity=3, resolv_conf=kops_world.dns.resolv_conf, env={"ANSIBLE_LOG_PATH": str(log)})
 
     # the tasks did read the kubeconfig: the export wrote it, the PDB check and k8s_info reached the API with it
@@ -141,8 +158,7 @@ def test_no_key_material_from_exported_kubeconfig(kops_world, kplay, kube_world,
     key_pem = base64.b64decode(user["client-key-data"]).decode()
     assert "PRIVATE KEY-----" in key_pem
     key_lines = [line for line in key_pem.splitlines() if line and not line.startswith("-----")]
-    artifacts = {"stdout": run.stdout, "stderr": run.stderr, "results": json.dumps([r for _, r in run.results]),
-                 "log": log.read_text()}
+    artifacts = {"stdout": run.stdout, "stderr": run.stderr, "results": json.dumps([r for _, r in run.results]), "log": log.read_text()}
     for name in set(os.listdir(str(tmp_path))) - before - {"kubeconfig", "ansible.log"}:
         path = tmp_path / name
         if path.is_file():
@@ -162,4 +178,4 @@ def test_no_key_material_from_exported_kubeconfig(kops_world, kplay, kube_world,
 def chunks(label, text, size=24):
     """``{label + offset: piece}``: ``text`` cut into pieces of ``size`` characters; any leaked run of
     ``2 * size`` characters or more contains a whole piece."""
-    return {"%s[%d:]" % (label, i): text[i:i + size] for i in range(0, len(text) - size + 1, size)}
+    return {"%s[%d:]" % (label, i): text[i : i + size] for i in range(0, len(text) - size + 1, size)}

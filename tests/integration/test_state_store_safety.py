@@ -1,6 +1,7 @@
 """State-store safety with the real kops against the emulator: the per-cluster lock (two concurrent runs, a
 stale lock broken explicitly, a spec changed while waiting), previous object versions for roll-back, the
 versioning warning, allowed_account_ids, and the protection label on deletion."""
+
 import json
 import os
 import threading
@@ -31,6 +32,7 @@ def stored_size(world, name=NODES):
 
 def wait_for_process(words, timeout=120):
     """Block until a process whose command line holds all ``words`` has started and exited (read from /proc)."""
+
     def running():
         for pid in os.listdir("/proc"):
             try:
@@ -143,11 +145,21 @@ def test_lock_versions_accounts_and_protection(protected, kplay):
 
     # allowed_account_ids: the wrong account fails before anything is written, in every kops module
     versions = world.store_versions()
-    wrong = kplay([ig_task("i", min_size=2, max_size=2, allowed_account_ids=["111111111111"]),
-                   {"name": "r", "kopsible.kops.rolling_update": {"cluster": CLUSTER, "cloudonly": True,
-                                                                 "allowed_account_ids": ["111111111111"]}, "ignore_errors": True},
-                   {"name": "d", "kopsible.kops.kops_cluster": {"name": CLUSTER, "state": "absent", "force": True,
-                                                               "allowed_account_ids": ["111111111111"]}, "ignore_errors": True}])
+    wrong = kplay(
+        [
+            ig_task("i", min_size=2, max_size=2, allowed_account_ids=["111111111111"]),
+            {
+                "name": "r",
+                "kopsible.kops.rolling_update": {"cluster": CLUSTER, "cloudonly": True, "allowed_account_ids": ["111111111111"]},
+                "ignore_errors": True,
+            },
+            {
+                "name": "d",
+                "kopsible.kops.kops_cluster": {"name": CLUSTER, "state": "absent", "force": True, "allowed_account_ids": ["111111111111"]},
+                "ignore_errors": True,
+            },
+        ]
+    )
     for label in ("i", "r", "d"):
         result = wrong.result(label)
         assert result.get("failed") and "account %s, which is not one of 111111111111" % ACCOUNT in result["msg"], result.get("msg")
@@ -170,8 +182,7 @@ def test_lock_versions_accounts_and_protection(protected, kplay):
 def test_versioning_off_is_a_warning(kops_world, kplay):
     s3 = kops_world.emulator.client("s3")
     s3.create_bucket(Bucket="kopsible-plain")
-    run = kplay([{"name": "a", "kopsible.kops.kops_cluster": {"name": CLUSTER, "state": "absent",
-                                                             "state_store": "s3://kopsible-plain"}}]).result("a")
+    run = kplay([{"name": "a", "kopsible.kops.kops_cluster": {"name": CLUSTER, "state": "absent", "state_store": "s3://kopsible-plain"}}]).result("a")
     assert run["changed"] is False
     assert "versioning of bucket kopsible-plain is off" in run["state_store_safety"]["versioning_warning"]
     assert any("versioning of bucket kopsible-plain" in w for w in run.get("warnings", []))
@@ -188,12 +199,10 @@ def test_concurrent_runs_on_one_cluster_both_succeed(applied_cluster, cluster_pl
     holder = {"owner": "the test, until both runs have read the spec", "token": "test", "since": "2026-12-01T00:00:00Z"}
     s3.put_object(Bucket=BUCKET, Key=LOCK_KEY, Body=json.dumps(holder).encode())
 
-    labels = {"name": "labels", "kopsible.kops.kops_cluster": {"name": CLUSTER, "cloud_labels": {"cost-center": "42"},
-                                                                "apply": True}, "ignore_errors": True}
+    labels = {"name": "labels", "kopsible.kops.kops_cluster": {"name": CLUSTER, "cloud_labels": {"cost-center": "42"}, "apply": True}, "ignore_errors": True}
     scale = ig_task("scale", min_size=2, max_size=2, apply=True)
     results = {}
-    readers = [threading.Thread(target=wait_for_process, args=(words,)) for words in (
-        ["get", "cluster", CLUSTER], ["get", "all", "--name", CLUSTER])]
+    readers = [threading.Thread(target=wait_for_process, args=(words,)) for words in (["get", "cluster", CLUSTER], ["get", "all", "--name", CLUSTER])]
     for reader in readers:
         reader.start()
     plays = [threading.Thread(target=lambda t=t: results.update({t["name"]: kplay([t]).result(t["name"])})) for t in (labels, scale)]
@@ -215,8 +224,7 @@ def test_concurrent_runs_on_one_cluster_both_succeed(applied_cluster, cluster_pl
     config = yaml.safe_load(s3.get_object(Bucket=BUCKET, Key="%s/config" % CLUSTER)["Body"].read())
     assert config["spec"]["cloudLabels"] == {"cost-center": "42"}
     assert stored_size(kops_world) == (2, 2)
-    group = kops_world.emulator.client("autoscaling").describe_auto_scaling_groups(
-        AutoScalingGroupNames=["%s.%s" % (NODES, CLUSTER)])["AutoScalingGroups"][0]
+    group = kops_world.emulator.client("autoscaling").describe_auto_scaling_groups(AutoScalingGroupNames=["%s.%s" % (NODES, CLUSTER)])["AutoScalingGroups"][0]
     assert (group["MinSize"], group["MaxSize"], len(group["Instances"])) == (2, 2, 2)
     assert {"Key": "cost-center", "Value": "42"} in [{"Key": t["Key"], "Value": t["Value"]} for t in group["Tags"]]
     assert not lock_exists(kops_world)

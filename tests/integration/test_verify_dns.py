@@ -4,6 +4,7 @@ Two servers stand in for the two sides of a delegation: one serves the parent zo
 (example.org, whose NS record for the subdomain the test controls), the other serves the child
 zone with the name servers Route53 gave it.
 """
+
 import pytest
 
 from harness.named import NamedServer
@@ -26,17 +27,22 @@ def delegated(emulator, play):
 
 
 def servers(parent_ns_for_child, child_ns):
-    parent = NamedServer({"example.org": [
-        {"name": "example.org", "type": "NS", "ttl": 172800, "values": ["ns1.example.net"]},
-    ] + ([{"name": CHILD, "type": "NS", "ttl": 300, "values": parent_ns_for_child}] if parent_ns_for_child else [])})
+    parent = NamedServer(
+        {
+            "example.org": [
+                {"name": "example.org", "type": "NS", "ttl": 172800, "values": ["ns1.example.net"]},
+            ]
+            + ([{"name": CHILD, "type": "NS", "ttl": 300, "values": parent_ns_for_child}] if parent_ns_for_child else [])
+        }
+    )
     child = NamedServer({CHILD: [{"name": CHILD, "type": "NS", "ttl": 172800, "values": child_ns}]})
     return parent, child
 
 
 def verify(play, parent, child, timeout=3):
-    return play([sub_task(verify_dns=True, verify_timeout=timeout,
-                          nameservers=["127.0.0.1:%d" % parent.port],
-                          child_nameservers=["127.0.0.1:%d" % child.port])]).result("sub")
+    return play(
+        [sub_task(verify_dns=True, verify_timeout=timeout, nameservers=["127.0.0.1:%d" % parent.port], child_nameservers=["127.0.0.1:%d" % child.port])]
+    ).result("sub")
 
 
 def test_correct_delegation_verifies(play, delegated):
@@ -66,14 +72,12 @@ def test_wrong_delegation_fails_naming_both_sets(play, delegated):
     with parent, child:
         result = verify(play, parent, child, timeout=2)
     assert result["failed"] is True
-    assert "delegates %s to ns1.stale.example.net, ns2.stale.example.net, expected %s" % (
-        CHILD, ", ".join(sorted(delegated))) in result["msg"]
+    assert "delegates %s to ns1.stale.example.net, ns2.stale.example.net, expected %s" % (CHILD, ", ".join(sorted(delegated))) in result["msg"]
 
 
 def test_child_without_zone_fails(play, delegated):
     parent, _ = servers(delegated, delegated)
-    other = NamedServer({"unrelated.example": [{"name": "unrelated.example", "type": "NS", "ttl": 300,
-                                                 "values": ["ns1.example.net"]}]})
+    other = NamedServer({"unrelated.example": [{"name": "unrelated.example", "type": "NS", "ttl": 300, "values": ["ns1.example.net"]}]})
     with parent, other:
         result = verify(play, parent, other, timeout=2)
     assert result["failed"] is True
@@ -86,12 +90,19 @@ def test_late_delegation_is_found_by_retrying(play, delegated):
 
     parent, child = servers(None, delegated)
     with parent, child:
+
         def fix():
             # once the module has asked the parent (and found no delegation), the delegation appears
             assert parent.wait_for_query(CHILD), "the module never asked the parent"
-            parent.reload({"example.org": [
-                {"name": "example.org", "type": "NS", "ttl": 172800, "values": ["ns1.example.net"]},
-                {"name": CHILD, "type": "NS", "ttl": 300, "values": delegated}]})
+            parent.reload(
+                {
+                    "example.org": [
+                        {"name": "example.org", "type": "NS", "ttl": 172800, "values": ["ns1.example.net"]},
+                        {"name": CHILD, "type": "NS", "ttl": 300, "values": delegated},
+                    ]
+                }
+            )
+
         timer = threading.Thread(target=fix)
         timer.start()
         try:

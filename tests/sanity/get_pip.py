@@ -7,6 +7,7 @@ is one, and tests/unit/test_lint.py puts this file there (under its own HOME in 
 get-pip.py does with the same arguments (``--disable-pip-version-check pip==24.2 --no-setuptools
 --no-wheel``): pip from the Python's own ensurepip, then the asked pip version from the package index.
 """
+
 import subprocess
 import sys
 

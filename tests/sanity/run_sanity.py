@@ -14,6 +14,7 @@ ansible-test), so the user's ``~/.ansible`` is left alone and later runs reuse t
 
 Usage: ``python tests/sanity/run_sanity.py [ansible-test sanity options...]``, e.g. ``--test pep8``. Exit status: ansible-test's.
 """
+
 import glob
 import os
 import re
@@ -51,15 +52,13 @@ def seed_pip_bootstrap():
         pip_version = re.search(r"pip='([0-9.]+)'", handle.read()).group(1)
     cache = os.path.join(HOME, ".ansible", "test", "cache")
     os.makedirs(cache, exist_ok=True)
-    shutil.copyfile(os.path.join(ROOT, "tests", "sanity", "get_pip.py"),
-                    os.path.join(cache, "get_pip_%s.py" % pip_version.replace(".", "_")))
+    shutil.copyfile(os.path.join(ROOT, "tests", "sanity", "get_pip.py"), os.path.join(cache, "get_pip_%s.py" % pip_version.replace(".", "_")))
 
 
 def build_tree(workdir):
     """Build the tarball and unpack it as ``workdir/ansible_collections/kopsible/kops``; returns that path."""
     dist = os.path.join(workdir, "dist")
-    subprocess.run([venv_bin("ansible-galaxy"), "collection", "build", "--output-path", dist, ROOT],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([venv_bin("ansible-galaxy"), "collection", "build", "--output-path", dist, ROOT], check=True, stdout=subprocess.DEVNULL)
     tree = os.path.join(workdir, "ansible_collections", "kopsible", "kops")
     os.makedirs(tree)
     with tarfile.open(glob.glob(os.path.join(dist, "*.tar.gz"))[0]) as tar:
@@ -69,8 +68,7 @@ def build_tree(workdir):
         shutil.copy(ignore_file, os.path.join(tree, "tests", "sanity"))
     for namespace, name in DEPENDENCIES:
         os.makedirs(os.path.join(workdir, "ansible_collections", namespace), exist_ok=True)
-        os.symlink(os.path.join(bundled_collections(), namespace, name),
-                   os.path.join(workdir, "ansible_collections", namespace, name))
+        os.symlink(os.path.join(bundled_collections(), namespace, name), os.path.join(workdir, "ansible_collections", namespace, name))
     return tree
 
 

@@ -1,6 +1,7 @@
 """One module_defaults block for ``group/kopsible.kops.kops`` can carry the shared kops options: every module of the
 action group (meta/runtime.yml) accepts each of them (kops_common.kops_argument_spec) with the same type and default,
 and documents it (ansible-doc, from the doc fragments)."""
+
 import importlib
 import json
 import os
@@ -29,8 +30,14 @@ def test_module_accepts_and_documents_the_shared_kops_options(module):
     for option, rule in shared.items():
         assert spec.get(option) == rule, (module, option)
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".cache", "collections"))
-    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-doc"), "--json", "kopsible.kops." + module],
-                          capture_output=True, text=True, env=env, timeout=120, check=True)
+    proc = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "ansible-doc"), "--json", "kopsible.kops." + module],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
     documented = json.loads(proc.stdout)["kopsible.kops." + module]["doc"]["options"]
     for option, rule in shared.items():
         assert documented[option]["type"] == rule["type"], (module, option)

@@ -1,6 +1,5 @@
 """Issue 16 item 5: dns_zone must be the closest hosted zone enclosing the cluster name when a closer one is in
 use (kops' own choice is the longest suffix: upup/pkg/fi/cloudup/utils.go FindDNSHostedZone)."""
-import pytest
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
@@ -17,14 +16,21 @@ class FakeRoute53(object):
         self.zones, self.ns = zones, ns  # ns: {zone id: [names with an NS record set]}
 
     def list_hosted_zones(self, aws_retry=False, **kwargs):
-        return {"HostedZones": [{"Id": "/hostedzone/" + z["id"], "Name": z["name"] + ".", "ResourceRecordSetCount": 2,
-                                 "Config": {"PrivateZone": z["private"]}} for z in self.zones], "IsTruncated": False}
+        return {
+            "HostedZones": [
+                {"Id": "/hostedzone/" + z["id"], "Name": z["name"] + ".", "ResourceRecordSetCount": 2, "Config": {"PrivateZone": z["private"]}}
+                for z in self.zones
+            ],
+            "IsTruncated": False,
+        }
 
-    def list_resource_record_sets(self, aws_retry=False, HostedZoneId=None, StartRecordName=None, StartRecordType=None,
-                                  MaxItems=None):
+    def list_resource_record_sets(self, aws_retry=False, HostedZoneId=None, StartRecordName=None, StartRecordType=None, MaxItems=None):
         names = self.ns.get(HostedZoneId, [])
-        found = [{"Name": n + ".", "Type": "NS", "TTL": 300, "ResourceRecords": [{"Value": "ns-1.example.net."}]}
-                 for n in names if n == StartRecordName and StartRecordType == "NS"]
+        found = [
+            {"Name": n + ".", "Type": "NS", "TTL": 300, "ResourceRecords": [{"Value": "ns-1.example.net."}]}
+            for n in names
+            if n == StartRecordName and StartRecordType == "NS"
+        ]
         return {"ResourceRecordSets": found, "IsTruncated": False}
 
 
@@ -38,8 +44,10 @@ def ops(zones, ns):
 def test_issue_case_delegated_closer_zone_refused():
     """Cluster prod.eu.example.com, dns_zone example.com, eu.example.com exists and example.com delegates it."""
     problem = ops([EXAMPLE, EU], {"Z1": ["eu.example.com"]}).closer_zone_problem("prod.eu.example.com", "example.com", False)
-    assert problem.startswith("dns_zone: example.com is not the closest hosted zone enclosing prod.eu.example.com: "
-                              "the public zone eu.example.com (Z2) exists and is delegated from example.com")
+    assert problem.startswith(
+        "dns_zone: example.com is not the closest hosted zone enclosing prod.eu.example.com: "
+        "the public zone eu.example.com (Z2) exists and is delegated from example.com"
+    )
     assert problem.endswith("Use dns_zone: eu.example.com")
 
 

@@ -1,5 +1,6 @@
 """Issue 16 item 7: every dict option of kops_instancegroup and kops_cluster merges into the stored value (keys
 given are set, keys not given are kept, ``null`` removes a key), and each option's documentation says so."""
+
 import ast
 import os
 
@@ -9,14 +10,25 @@ import yaml
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-STORED = {"apiVersion": "kops.k8s.io/v1alpha2", "kind": "InstanceGroup", "metadata": {"name": "nodes"},
-          "spec": {"role": "Node", "minSize": 1, "maxSize": 3, "rootVolumeSize": 64, "rootVolumeType": "gp3",
-                   "nodeLabels": {"team": "a", "tier": "web"}, "cloudLabels": {"cost": "1", "owner": "x"},
-                   "instanceMetadata": {"httpTokens": "required", "httpPutResponseHopLimit": 1},
-                   "mixedInstancesPolicy": {"instances": ["c5.large", "c5a.large"], "onDemandAboveBase": 100,
-                                            "instanceRequirements": {"cpu": {"min": "2", "max": "4"}}},
-                   "warmPool": {"minSize": 1, "maxSize": 2}, "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
-                   "kubelet": {"maxPods": 50, "anonymousAuth": False}}}
+STORED = {
+    "apiVersion": "kops.k8s.io/v1alpha2",
+    "kind": "InstanceGroup",
+    "metadata": {"name": "nodes"},
+    "spec": {
+        "role": "Node",
+        "minSize": 1,
+        "maxSize": 3,
+        "rootVolumeSize": 64,
+        "rootVolumeType": "gp3",
+        "nodeLabels": {"team": "a", "tier": "web"},
+        "cloudLabels": {"cost": "1", "owner": "x"},
+        "instanceMetadata": {"httpTokens": "required", "httpPutResponseHopLimit": 1},
+        "mixedInstancesPolicy": {"instances": ["c5.large", "c5a.large"], "onDemandAboveBase": 100, "instanceRequirements": {"cpu": {"min": "2", "max": "4"}}},
+        "warmPool": {"minSize": 1, "maxSize": 2},
+        "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+        "kubelet": {"maxPods": 50, "anonymousAuth": False},
+    },
+}
 
 
 def merged(params, stored=STORED):
@@ -36,23 +48,32 @@ def test_root_volume_null_removes_one_field():
     assert spec["rootVolumeSize"] == 100 and "rootVolumeType" not in spec
 
 
-@pytest.mark.parametrize("option, given, field, expected", [
-    ("node_labels", {"tier": "api", "new": "1"}, "nodeLabels", {"team": "a", "tier": "api", "new": "1"}),
-    ("node_labels", {"tier": None}, "nodeLabels", {"team": "a"}),
-    ("cloud_labels", {"owner": None, "cost": 2}, "cloudLabels", {"cost": "2"}),
-    ("instance_metadata", {"http_put_response_hop_limit": 2}, "instanceMetadata",
-     {"httpTokens": "required", "httpPutResponseHopLimit": 2}),
-    ("instance_metadata", {"http_tokens": None}, "instanceMetadata", {"httpPutResponseHopLimit": 1}),
-    ("mixed_instances_policy", {"on_demand_base": 1, "instance_requirements": {"cpu": {"max": 8}}}, "mixedInstancesPolicy",
-     {"instances": ["c5.large", "c5a.large"], "onDemandAboveBase": 100, "onDemandBase": 1,
-      "instanceRequirements": {"cpu": {"min": "2", "max": 8}}}),
-    ("mixed_instances_policy", {"instances": ["m5.large"]}, "mixedInstancesPolicy",  # a list replaces
-     {"instances": ["m5.large"], "onDemandAboveBase": 100, "instanceRequirements": {"cpu": {"min": "2", "max": "4"}}}),
-    ("warm_pool", {"max_size": 5}, "warmPool", {"minSize": 1, "maxSize": 5}),
-    ("warm_pool", {"min_size": None, "max_size": None}, "warmPool", None),  # emptied: removed
-    ("rolling_update", {"max_unavailable": 1}, "rollingUpdate", {"maxSurge": 1, "maxUnavailable": 1}),
-    ("spec", {"kubelet": {"maxPods": 110}}, "kubelet", {"maxPods": 110, "anonymousAuth": False}),
-])
+@pytest.mark.parametrize(
+    "option, given, field, expected",
+    [
+        ("node_labels", {"tier": "api", "new": "1"}, "nodeLabels", {"team": "a", "tier": "api", "new": "1"}),
+        ("node_labels", {"tier": None}, "nodeLabels", {"team": "a"}),
+        ("cloud_labels", {"owner": None, "cost": 2}, "cloudLabels", {"cost": "2"}),
+        ("instance_metadata", {"http_put_response_hop_limit": 2}, "instanceMetadata", {"httpTokens": "required", "httpPutResponseHopLimit": 2}),
+        ("instance_metadata", {"http_tokens": None}, "instanceMetadata", {"httpPutResponseHopLimit": 1}),
+        (
+            "mixed_instances_policy",
+            {"on_demand_base": 1, "instance_requirements": {"cpu": {"max": 8}}},
+            "mixedInstancesPolicy",
+            {"instances": ["c5.large", "c5a.large"], "onDemandAboveBase": 100, "onDemandBase": 1, "instanceRequirements": {"cpu": {"min": "2", "max": 8}}},
+        ),
+        (
+            "mixed_instances_policy",
+            {"instances": ["m5.large"]},
+            "mixedInstancesPolicy",  # a list replaces
+            {"instances": ["m5.large"], "onDemandAboveBase": 100, "instanceRequirements": {"cpu": {"min": "2", "max": "4"}}},
+        ),
+        ("warm_pool", {"max_size": 5}, "warmPool", {"minSize": 1, "maxSize": 5}),
+        ("warm_pool", {"min_size": None, "max_size": None}, "warmPool", None),  # emptied: removed
+        ("rolling_update", {"max_unavailable": 1}, "rollingUpdate", {"maxSurge": 1, "maxUnavailable": 1}),
+        ("spec", {"kubelet": {"maxPods": 110}}, "kubelet", {"maxPods": 110, "anonymousAuth": False}),
+    ],
+)
 def test_every_instance_group_dict_option_merges(option, given, field, expected):
     spec = merged({option: given})
     assert spec.get(field) == expected
@@ -62,8 +83,7 @@ def test_every_instance_group_dict_option_merges(option, given, field, expected)
 
 def test_new_group_drops_null_keys():
     manifest = kops_ig.new_manifest("c.example.org", "n", "Node", {})
-    overrides = {("spec", f): v for f, v in kops_ig.overrides({"node_labels": {"a": "1", "b": None},
-                                                               "root_volume": {"size": 20, "type": None}}).items()}
+    overrides = {("spec", f): v for f, v in kops_ig.overrides({"node_labels": {"a": "1", "b": None}, "root_volume": {"size": 20, "type": None}}).items()}
     spec = kops_spec.desired_object(manifest, overrides)["spec"]
     assert spec == {"role": "Node", "nodeLabels": {"a": "1"}, "rootVolumeSize": 20}
 

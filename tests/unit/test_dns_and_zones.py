@@ -1,30 +1,42 @@
 """Pure logic: DNS name rules, zone choice (kOps' FindDNSHostedZone rule), record summaries."""
+
 import pytest
 
 from ansible_collections.kopsible.kops.plugins.module_utils import route53
 from ansible_collections.kopsible.kops.plugins.module_utils.dns_check import split_server
-from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import (
-    DNSNameError, is_subdomain, normalize_dns_name, parent_name)
+from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import DNSNameError, is_subdomain, normalize_dns_name, parent_name
 
 
 def zone(zid, name, private=False):
     return {"id": zid, "name": name, "private": private}
 
 
-@pytest.mark.parametrize("raw, expected", [
-    ("Example.ORG.", "example.org"),
-    ("  a-b.c0.example.org ", "a-b.c0.example.org"),
-    ("1abc.example.org", "1abc.example.org"),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("Example.ORG.", "example.org"),
+        ("  a-b.c0.example.org ", "a-b.c0.example.org"),
+        ("1abc.example.org", "1abc.example.org"),
+    ],
+)
 def test_normalize_accepts(raw, expected):
     assert normalize_dns_name(raw) == expected
 
 
-@pytest.mark.parametrize("raw, fragment", [
-    ("", "required"), (None, "required"), ("a..b", "empty label"), (".a.b", "empty label"),
-    ("-a.b", "may hold only"), ("a-.b", "may hold only"), ("a_b.c", "may hold only"),
-    ("x" * 64 + ".org", "limit is 63"), (("a" * 60 + ".") * 5 + "org", "limit is 253"),
-])
+@pytest.mark.parametrize(
+    "raw, fragment",
+    [
+        ("", "required"),
+        (None, "required"),
+        ("a..b", "empty label"),
+        (".a.b", "empty label"),
+        ("-a.b", "may hold only"),
+        ("a-.b", "may hold only"),
+        ("a_b.c", "may hold only"),
+        ("x" * 64 + ".org", "limit is 63"),
+        (("a" * 60 + ".") * 5 + "org", "limit is 253"),
+    ],
+)
 def test_normalize_rejects_with_field_name(raw, fragment):
     with pytest.raises(DNSNameError) as err:
         normalize_dns_name(raw, field="cluster_name")
@@ -40,8 +52,7 @@ def test_subdomain_relations():
 
 
 def test_parent_is_longest_public_match():
-    zones = [zone("Z1", "example.org"), zone("Z2", "clusters.example.org"), zone("Z3", "clusters.example.org", True),
-             zone("Z4", "dev.clusters.example.org")]
+    zones = [zone("Z1", "example.org"), zone("Z2", "clusters.example.org"), zone("Z3", "clusters.example.org", True), zone("Z4", "dev.clusters.example.org")]
     assert route53.pick_parent_zone(zones, "dev.clusters.example.org")["id"] == "Z2"
     assert route53.pick_parent_zone(zones, "x.dev.clusters.example.org")["id"] == "Z4"
     assert route53.pick_parent_zone(zones, "other.example.org")["id"] == "Z1"
@@ -73,19 +84,19 @@ def test_pick_zone_by_type_and_id():
 
 
 def test_record_summary_normalises_ns_and_alias():
-    ns = {"Name": "A.Example.org.", "Type": "NS", "TTL": 300,
-          "ResourceRecords": [{"Value": "NS-2.awsdns.net."}, {"Value": "ns-1.awsdns.com"}]}
-    assert route53.record_summary(ns) == {"name": "a.example.org", "type": "NS", "ttl": 300,
-                                          "values": ["ns-1.awsdns.com", "ns-2.awsdns.net"]}
+    ns = {"Name": "A.Example.org.", "Type": "NS", "TTL": 300, "ResourceRecords": [{"Value": "NS-2.awsdns.net."}, {"Value": "ns-1.awsdns.com"}]}
+    assert route53.record_summary(ns) == {"name": "a.example.org", "type": "NS", "ttl": 300, "values": ["ns-1.awsdns.com", "ns-2.awsdns.net"]}
     alias = {"Name": "api.a.example.org.", "Type": "A", "AliasTarget": {"DNSName": "LB.elb.amazonaws.com."}}
     assert route53.record_summary(alias)["values"] == ["ALIAS lb.elb.amazonaws.com"]
 
 
 def test_non_apex_records_are_the_leftovers():
-    records = [{"Name": "a.org.", "Type": "NS", "TTL": 1, "ResourceRecords": [{"Value": "x"}]},
-               {"Name": "a.org.", "Type": "SOA", "TTL": 1, "ResourceRecords": [{"Value": "x"}]},
-               {"Name": "api.a.org.", "Type": "A", "TTL": 10, "ResourceRecords": [{"Value": "203.0.113.123"}]},
-               {"Name": "a.org.", "Type": "TXT", "TTL": 1, "ResourceRecords": [{"Value": "\"v\""}]}]
+    records = [
+        {"Name": "a.org.", "Type": "NS", "TTL": 1, "ResourceRecords": [{"Value": "x"}]},
+        {"Name": "a.org.", "Type": "SOA", "TTL": 1, "ResourceRecords": [{"Value": "x"}]},
+        {"Name": "api.a.org.", "Type": "A", "TTL": 10, "ResourceRecords": [{"Value": "203.0.113.123"}]},
+        {"Name": "a.org.", "Type": "TXT", "TTL": 1, "ResourceRecords": [{"Value": '"v"'}]},
+    ]
     left = route53.non_apex_records(records, "a.org")
     assert [(r["name"], r["type"]) for r in left] == [("api.a.org", "A"), ("a.org", "TXT")]
 
@@ -98,10 +109,15 @@ def test_delegation_match_requires_values_and_ttl():
     assert not route53.delegation_matches({}, ["n1"], 300)
 
 
-@pytest.mark.parametrize("entry, expected", [
-    ("127.0.0.1", ("127.0.0.1", 53)), ("127.0.0.1:5353", ("127.0.0.1", 5353)),
-    ("[::1]:5300", ("::1", 5300)), ("::1", ("::1", 53)),
-])
+@pytest.mark.parametrize(
+    "entry, expected",
+    [
+        ("127.0.0.1", ("127.0.0.1", 53)),
+        ("127.0.0.1:5353", ("127.0.0.1", 5353)),
+        ("[::1]:5300", ("::1", 5300)),
+        ("::1", ("::1", 53)),
+    ],
+)
 def test_split_server(entry, expected):
     assert split_server(entry) == expected
 

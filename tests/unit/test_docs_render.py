@@ -1,4 +1,5 @@
 """Every module, role and inventory plugin renders with ansible-doc, without errors or warnings."""
+
 import glob
 import os
 import subprocess
@@ -8,14 +9,18 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(ROOT, "plugins", "modules", "*.py")))
-ROLES = sorted(os.path.basename(os.path.dirname(os.path.dirname(p)))
-               for p in glob.glob(os.path.join(ROOT, "roles", "*", "meta", "argument_specs.yml")))
+ROLES = sorted(os.path.basename(os.path.dirname(os.path.dirname(p))) for p in glob.glob(os.path.join(ROOT, "roles", "*", "meta", "argument_specs.yml")))
 
 
 def ansible_doc(kind, name):
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".cache", "collections"), ANSIBLE_NOCOLOR="1")
-    return subprocess.run([os.path.join(os.path.dirname(sys.executable), "ansible-doc"), "-t", kind, "kopsible.kops." + name],
-                          capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "ansible-doc"), "-t", kind, "kopsible.kops." + name],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 @pytest.mark.parametrize("module", MODULES)

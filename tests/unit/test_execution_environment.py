@@ -1,6 +1,7 @@
 """The execution environment definition (meta/execution-environment.yml) renders with ansible-builder,
 installs the pinned kops with its sha256 check, and pins what the project pins; no interactive prompts
 anywhere (AWX job templates cannot answer them)."""
+
 import glob
 import json
 import os
@@ -36,12 +37,17 @@ def context(tmp_path_factory):
     for rel in EE_FILES:
         os.makedirs(tree / os.path.dirname(rel), exist_ok=True)
         shutil.copy(os.path.join(ROOT, rel), tree / rel)
-    build = subprocess.run([os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--output-path", str(tree / "dist"), ROOT],
-                           capture_output=True, text=True, timeout=300)
+    build = subprocess.run(
+        [os.path.join(BIN, "ansible-galaxy"), "collection", "build", "--output-path", str(tree / "dist"), ROOT], capture_output=True, text=True, timeout=300
+    )
     assert build.returncode == 0, build.stderr
-    create = subprocess.run([os.path.join(BIN, "ansible-builder"), "create", "-f", "meta/execution-environment.yml",
-                             "--context", "context", "--output-filename", "Containerfile"],
-                            capture_output=True, text=True, cwd=tree, timeout=300)
+    create = subprocess.run(
+        [os.path.join(BIN, "ansible-builder"), "create", "-f", "meta/execution-environment.yml", "--context", "context", "--output-filename", "Containerfile"],
+        capture_output=True,
+        text=True,
+        cwd=tree,
+        timeout=300,
+    )
     assert create.returncode == 0, create.stdout + create.stderr
     assert "No matches" not in create.stdout + create.stderr
     return tree / "context"
@@ -58,7 +64,7 @@ def test_containerfile_installs_pinned_kops_with_sha256(context):
     assert '"${url}.sha256"' in step and "sha256sum -c -" in step
     assert 'test "$(/usr/local/bin/kops version --short)" = "${KOPS_VERSION}"' in step
     # The kops step and the collection are in the final image, before it drops to the runner user.
-    final = containerfile[containerfile.index("FROM base AS final"):]
+    final = containerfile[containerfile.index("FROM base AS final") :]
     assert final.index("kops-linux-") < final.index("USER 1000")
     assert "ansible-galaxy collection install --offline --no-deps" in final
 
@@ -92,8 +98,7 @@ def test_ee_pins_match_the_tested_environment():
     import ansible_collections
 
     for name, version in wanted.items():
-        manifest = [m for base in ansible_collections.__path__
-                    for m in glob.glob(os.path.join(base, *name.split("."), "MANIFEST.json"))]
+        manifest = [m for base in ansible_collections.__path__ for m in glob.glob(os.path.join(base, *name.split("."), "MANIFEST.json"))]
         if not manifest:
             pytest.skip("collection %s not installed here" % name)
         with open(manifest[0]) as handle:

@@ -1,6 +1,7 @@
 """KopsModule's one failure shape (issue 17): ``written`` on every failure, clean-ups (the cluster's lock) run
 before the result is printed, a clean-up that fails fails the run and says how to recover, and AWS errors
 become ``fail_json_aws`` naming the operation."""
+
 import json
 
 import botocore.exceptions

@@ -1,6 +1,7 @@
 """tools/fault_proxy.py: request classification, the AWS error shapes (parsed by botocore's own
 parsers, as a client would), the seeded fault choice, and forwarding over real sockets to a small
 recording HTTP server."""
+
 import http.client
 import http.server
 import json
@@ -25,30 +26,42 @@ def headers(service=None, **extra):
     return msg
 
 
-@pytest.mark.parametrize("method, path, hdrs, body, expected", [
-    ("GET", "/2013-04-01/hostedzone", headers("route53"), b"", ("route53", "ListHostedZones", "rest-xml")),
-    ("POST", "/2013-04-01/hostedzone", headers("route53"), b"<x/>", ("route53", "CreateHostedZone", "rest-xml")),
-    ("GET", "/2013-04-01/hostedzone/Z123/rrset", headers("route53"), b"", ("route53", "ListResourceRecordSets", "rest-xml")),
-    ("POST", "/2013-04-01/hostedzone/Z123/rrset/", headers("route53"), b"", ("route53", "ChangeResourceRecordSets", "rest-xml")),
-    ("GET", "/2013-04-01/change/C1", headers("route53"), b"", ("route53", "GetChange", "rest-xml")),
-    ("GET", "/bucket?versioning", headers("s3"), b"", ("s3", "GetBucketVersioning", "s3")),
-    ("GET", "/bucket?list-type=2", headers("s3"), b"", ("s3", "ListObjectsV2", "s3")),
-    ("GET", "/bucket", headers("s3"), b"", ("s3", "ListObjects", "s3")),
-    ("HEAD", "/bucket", headers("s3"), b"", ("s3", "HeadBucket", "s3")),
-    ("PUT", "/bucket/a/b%20c", headers("s3"), b"x", ("s3", "PutObject", "s3")),
-    ("PUT", "/bucket/a/b", headers("s3", x_amz_copy_source="/o/k"), b"", ("s3", "CopyObject", "s3")),
-    ("PUT", "/bucket/k?partNumber=1&uploadId=u", headers("s3"), b"x", ("s3", "UploadPart", "s3")),
-    ("GET", "/", headers("s3"), b"", ("s3", "ListBuckets", "s3")),
-    ("POST", "/", headers("sts", Content_Type="application/x-www-form-urlencoded; charset=utf-8"),
-     b"Action=GetCallerIdentity&Version=2011-06-15", ("sts", "GetCallerIdentity", "query")),
-    ("POST", "/", headers("ec2", Content_Type="application/x-www-form-urlencoded"), b"Action=DescribeVpcs&Version=2016-11-15",
-     ("ec2", "DescribeVpcs", "ec2")),
-    ("GET", "/?Action=ListRoles&Version=2010-05-08", headers("iam"), b"", ("iam", "ListRoles", "query")),
-    ("POST", "/", headers("events", X_Amz_Target="AWSEvents.ListRules"), b"{}", ("events", "ListRules", "json")),
-    ("GET", "/moto-api/data.json", headers(), b"", ("moto-api", "/moto-api/data.json", "internal")),
-    ("GET", "/bucket/k?X-Amz-Credential=AK%2F20261130%2Fus-east-1%2Fs3%2Faws4_request", headers(), b"",
-     ("s3", "GetObject", "s3")),
-])
+@pytest.mark.parametrize(
+    "method, path, hdrs, body, expected",
+    [
+        ("GET", "/2013-04-01/hostedzone", headers("route53"), b"", ("route53", "ListHostedZones", "rest-xml")),
+        ("POST", "/2013-04-01/hostedzone", headers("route53"), b"<x/>", ("route53", "CreateHostedZone", "rest-xml")),
+        ("GET", "/2013-04-01/hostedzone/Z123/rrset", headers("route53"), b"", ("route53", "ListResourceRecordSets", "rest-xml")),
+        ("POST", "/2013-04-01/hostedzone/Z123/rrset/", headers("route53"), b"", ("route53", "ChangeResourceRecordSets", "rest-xml")),
+        ("GET", "/2013-04-01/change/C1", headers("route53"), b"", ("route53", "GetChange", "rest-xml")),
+        ("GET", "/bucket?versioning", headers("s3"), b"", ("s3", "GetBucketVersioning", "s3")),
+        ("GET", "/bucket?list-type=2", headers("s3"), b"", ("s3", "ListObjectsV2", "s3")),
+        ("GET", "/bucket", headers("s3"), b"", ("s3", "ListObjects", "s3")),
+        ("HEAD", "/bucket", headers("s3"), b"", ("s3", "HeadBucket", "s3")),
+        ("PUT", "/bucket/a/b%20c", headers("s3"), b"x", ("s3", "PutObject", "s3")),
+        ("PUT", "/bucket/a/b", headers("s3", x_amz_copy_source="/o/k"), b"", ("s3", "CopyObject", "s3")),
+        ("PUT", "/bucket/k?partNumber=1&uploadId=u", headers("s3"), b"x", ("s3", "UploadPart", "s3")),
+        ("GET", "/", headers("s3"), b"", ("s3", "ListBuckets", "s3")),
+        (
+            "POST",
+            "/",
+            headers("sts", Content_Type="application/x-www-form-urlencoded; charset=utf-8"),
+            b"Action=GetCallerIdentity&Version=2011-06-15",
+            ("sts", "GetCallerIdentity", "query"),
+        ),
+        (
+            "POST",
+            "/",
+            headers("ec2", Content_Type="application/x-www-form-urlencoded"),
+            b"Action=DescribeVpcs&Version=2016-11-15",
+            ("ec2", "DescribeVpcs", "ec2"),
+        ),
+        ("GET", "/?Action=ListRoles&Version=2010-05-08", headers("iam"), b"", ("iam", "ListRoles", "query")),
+        ("POST", "/", headers("events", X_Amz_Target="AWSEvents.ListRules"), b"{}", ("events", "ListRules", "json")),
+        ("GET", "/moto-api/data.json", headers(), b"", ("moto-api", "/moto-api/data.json", "internal")),
+        ("GET", "/bucket/k?X-Amz-Credential=AK%2F20261130%2Fus-east-1%2Fs3%2Faws4_request", headers(), b"", ("s3", "GetObject", "s3")),
+    ],
+)
 def test_classify(method, path, hdrs, body, expected):
     assert classify(method, path, hdrs, body, OPS) == expected
 
@@ -61,19 +74,22 @@ def parse_error(protocol, status, hdrs, body, service):
     return parsed["Error"]
 
 
-@pytest.mark.parametrize("kind, service, protocol, method, status, code", [
-    ("throttle", "route53", "rest-xml", "GET", 400, "Throttling"),
-    ("throttle", "s3", "s3", "GET", 503, "SlowDown"),
-    ("throttle", "ec2", "ec2", "POST", 503, "RequestLimitExceeded"),
-    ("throttle", "sts", "query", "POST", 400, "Throttling"),
-    ("throttle", "iam", "query", "POST", 400, "Throttling"),
-    ("throttle", "events", "json", "POST", 400, "ThrottlingException"),
-    ("server", "route53", "rest-xml", "GET", None, None),
-    ("server", "s3", "s3", "GET", None, None),
-    ("server", "ec2", "ec2", "POST", None, None),
-    ("server", "sts", "query", "POST", None, None),
-    ("server", "events", "json", "POST", None, None),
-])
+@pytest.mark.parametrize(
+    "kind, service, protocol, method, status, code",
+    [
+        ("throttle", "route53", "rest-xml", "GET", 400, "Throttling"),
+        ("throttle", "s3", "s3", "GET", 503, "SlowDown"),
+        ("throttle", "ec2", "ec2", "POST", 503, "RequestLimitExceeded"),
+        ("throttle", "sts", "query", "POST", 400, "Throttling"),
+        ("throttle", "iam", "query", "POST", 400, "Throttling"),
+        ("throttle", "events", "json", "POST", 400, "ThrottlingException"),
+        ("server", "route53", "rest-xml", "GET", None, None),
+        ("server", "s3", "s3", "GET", None, None),
+        ("server", "ec2", "ec2", "POST", None, None),
+        ("server", "sts", "query", "POST", None, None),
+        ("server", "events", "json", "POST", None, None),
+    ],
+)
 def test_fault_shapes_parse_as_aws_errors(kind, service, protocol, method, status, code):
     import random
 
@@ -83,20 +99,25 @@ def test_fault_shapes_parse_as_aws_errors(kind, service, protocol, method, statu
         if kind == "throttle":
             assert (got_status, error["Code"]) == (status, code)
         else:
-            expected = {500: ("InternalFailure" if protocol == "json" else "InternalError"),
-                        503: ("Unavailable" if protocol == "ec2" else "ServiceUnavailable")}
+            expected = {
+                500: ("InternalFailure" if protocol == "json" else "InternalError"),
+                503: ("Unavailable" if protocol == "ec2" else "ServiceUnavailable"),
+            }
             assert error["Code"] == expected[got_status]
         assert error["Message"]
 
 
-@pytest.mark.parametrize("service, protocol, method, status, code", [
-    ("route53", "rest-xml", "POST", 403, "AccessDenied"),
-    ("s3", "s3", "PUT", 403, "AccessDenied"),
-    ("ec2", "ec2", "POST", 403, "UnauthorizedOperation"),
-    ("sts", "query", "POST", 403, "AccessDenied"),
-    ("autoscaling", "query", "POST", 403, "AccessDenied"),
-    ("events", "json", "POST", 400, "AccessDeniedException"),
-])
+@pytest.mark.parametrize(
+    "service, protocol, method, status, code",
+    [
+        ("route53", "rest-xml", "POST", 403, "AccessDenied"),
+        ("s3", "s3", "PUT", 403, "AccessDenied"),
+        ("ec2", "ec2", "POST", 403, "UnauthorizedOperation"),
+        ("sts", "query", "POST", 403, "AccessDenied"),
+        ("autoscaling", "query", "POST", 403, "AccessDenied"),
+        ("events", "json", "POST", 400, "AccessDeniedException"),
+    ],
+)
 def test_denied_is_an_authorization_failure_naming_the_operation(service, protocol, method, status, code):
     """``denied``: the code AWS answers a caller without the permission, which botocore does not retry
     (not in botocore's retry codes), and a message naming ``service:Operation``."""
@@ -112,14 +133,17 @@ def test_denied_is_an_authorization_failure_naming_the_operation(service, protoc
     assert code not in ThrottledRetryableChecker._THROTTLED_ERROR_CODES
 
 
-@pytest.mark.parametrize("agent, client", [
-    ("Boto3/1.44.5 md/Botocore#1.44.8 ua/2.1 os/linux Python/3.13.5 Botocore/1.44.8", "botocore"),
-    ("Botocore/1.44.8 Python/3.13.5", "botocore"),
-    ("aws-sdk-go-v2/1.39.2 ua/2.1 os/linux lang/go#1.25.5 md/GOOS#linux api/ec2#1.254.1 m/E", "go"),
-    ("kops/1.36.2 aws-sdk-go-v2/1.39.2", "go"),
-    ("curl/8.14.1", "other"),
-    (None, "other"),
-])
+@pytest.mark.parametrize(
+    "agent, client",
+    [
+        ("Boto3/1.44.5 md/Botocore#1.44.8 ua/2.1 os/linux Python/3.13.5 Botocore/1.44.8", "botocore"),
+        ("Botocore/1.44.8 Python/3.13.5", "botocore"),
+        ("aws-sdk-go-v2/1.39.2 ua/2.1 os/linux lang/go#1.25.5 md/GOOS#linux api/ec2#1.254.1 m/E", "go"),
+        ("kops/1.36.2 aws-sdk-go-v2/1.39.2", "go"),
+        ("curl/8.14.1", "other"),
+        (None, "other"),
+    ],
+)
 def test_client_of_user_agent(agent, client):
     from fault_proxy import client_of
 
@@ -195,6 +219,7 @@ def test_decisions_follow_rate_seed_and_filters():
 
 class Recorder(http.server.BaseHTTPRequestHandler):
     """Upstream stand-in: records each request and answers 200 with a JSON echo."""
+
     protocol_version = "HTTP/1.1"
     seen = []
 
@@ -233,8 +258,7 @@ def test_forwards_unchanged_and_counts(upstream):
         signed = {"Authorization": AUTH % "route53", "Host": "127.0.0.1:%d" % proxy.port, "X-Amz-Date": "20261130T000000Z"}
         conn.request("POST", "/2013-04-01/hostedzone/Z1/rrset/", body=b"<ChangeBatch/>", headers=signed)
         response = conn.getresponse()
-        assert (response.status, response.getheader("X-Upstream"), json.loads(response.read())) == (
-            200, "yes", {"path": "/2013-04-01/hostedzone/Z1/rrset/"})
+        assert (response.status, response.getheader("X-Upstream"), json.loads(response.read())) == (200, "yes", {"path": "/2013-04-01/hostedzone/Z1/rrset/"})
         # Same connection (keep-alive), chunked upload: forwarded with its length, body intact.
         conn.putrequest("PUT", "/bucket/key", skip_host=True)
         conn.putheader("Host", "127.0.0.1:%d" % proxy.port)
@@ -256,7 +280,8 @@ def test_forwards_unchanged_and_counts(upstream):
     assert stats["operations"] == {
         "route53:ChangeResourceRecordSets": {"requests": 1, "faults": 0, "faults_by_kind": {}, "clients": {"other": 1}},
         "s3:PutObject": {"requests": 1, "faults": 0, "faults_by_kind": {}, "clients": {"other": 1}},
-        "s3:HeadBucket": {"requests": 1, "faults": 0, "faults_by_kind": {}, "clients": {"other": 1}}}
+        "s3:HeadBucket": {"requests": 1, "faults": 0, "faults_by_kind": {}, "clients": {"other": 1}},
+    }
     assert stats["internal_requests"] == 1 and stats["requests"] == 3
 
 
@@ -276,8 +301,7 @@ def test_operations_and_max_faults_choose_what_is_faulted(upstream):
     (one lost CreateHostedZone response, then its retry answered); a negative max_faults is refused."""
     with FaultProxy(upstream, rate=1.0, mix={"lost": 1}, operations=["route53:CreateHostedZone"], max_faults=1) as proxy:
         answers = []
-        for method, path in (("GET", "/2013-04-01/hostedzone"), ("POST", "/2013-04-01/hostedzone"),
-                             ("POST", "/2013-04-01/hostedzone")):
+        for method, path in (("GET", "/2013-04-01/hostedzone"), ("POST", "/2013-04-01/hostedzone"), ("POST", "/2013-04-01/hostedzone")):
             conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
             conn.request(method, path, body=b"<x/>" if method == "POST" else None, headers={"Authorization": AUTH % "route53"})
             try:
@@ -286,8 +310,7 @@ def test_operations_and_max_faults_choose_what_is_faulted(upstream):
                 answers.append("lost")
         assert answers == [200, "lost", 200]
         stats = proxy.stats()
-        assert stats["operations"]["route53:CreateHostedZone"] == {"requests": 2, "faults": 1, "faults_by_kind": {"lost": 1},
-                                                                   "clients": {"other": 2}}
+        assert stats["operations"]["route53:CreateHostedZone"] == {"requests": 2, "faults": 1, "faults_by_kind": {"lost": 1}, "clients": {"other": 2}}
         assert stats["operations"]["route53:ListHostedZones"]["faults"] == 0
     assert len(Recorder.seen) == 3  # the lost request reached the emulator too
     with pytest.raises(ValueError, match="max_faults"):
@@ -338,6 +361,7 @@ def test_latency_delays_each_aws_request_side_by_side(upstream):
     with pytest.raises(ValueError, match="latency"):
         FaultProxy(upstream, latency=-0.1)
     with FaultProxy(upstream, latency=0.3) as proxy:
+
         def one(_):
             conn = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
             conn.request("GET", "/bucket/key", headers={"Authorization": AUTH % "s3"})
@@ -363,11 +387,16 @@ def test_latency_delays_each_aws_request_side_by_side(upstream):
     assert len(Recorder.seen) == 11  # 1 + 8 + the emulator API + 1
 
 
-@pytest.mark.parametrize("user_agent, family", [
-    ("Boto3/1.44.5 md/Botocore#1.44.8 ua/2.1 os/linux#6.1 lang/python#3.11.7 cfg/retry-mode#legacy Botocore/1.44.8", "boto3"),
-    ("APN/1.0 Ansible/2.19.14 amazon.aws/10.1.2 Boto3/1.44.5 md/Botocore#1.44.8", "boto3"),
-    ("APN/1.0 kops/1.36.2 aws-sdk-go-v2/1.39.2 ua/2.1 os/linux lang/go#1.24.6 api/s3#1.88.4", "aws-sdk-go-v2"),
-    ("aws-sdk-go/1.55.5 (go1.22; linux; amd64)", "aws-sdk-go"),
-    ("curl/8.5.0", "curl"), ("", "")])
+@pytest.mark.parametrize(
+    "user_agent, family",
+    [
+        ("Boto3/1.44.5 md/Botocore#1.44.8 ua/2.1 os/linux#6.1 lang/python#3.11.7 cfg/retry-mode#legacy Botocore/1.44.8", "boto3"),
+        ("APN/1.0 Ansible/2.19.14 amazon.aws/10.1.2 Boto3/1.44.5 md/Botocore#1.44.8", "boto3"),
+        ("APN/1.0 kops/1.36.2 aws-sdk-go-v2/1.39.2 ua/2.1 os/linux lang/go#1.24.6 api/s3#1.88.4", "aws-sdk-go-v2"),
+        ("aws-sdk-go/1.55.5 (go1.22; linux; amd64)", "aws-sdk-go"),
+        ("curl/8.5.0", "curl"),
+        ("", ""),
+    ],
+)
 def test_client_family(user_agent, family):
     assert client_family(user_agent) == family

@@ -1,5 +1,6 @@
 """Every unit-test fixture says where it comes from: tests/unit/fixtures/README.md lists each file, as captured
 from the real kops (with its command) or as hand-written (with the reason)."""
+
 import os
 import re
 

@@ -1,6 +1,7 @@
 """Bugs kops' golden create_cluster cases found (issue 21 item 4): the --cloud-labels text and the leading-v
 Kubernetes version. Pure logic; the same inputs go through the real kops in
 tests/integration/test_golden_create_cluster.py."""
+
 import csv
 import io
 
@@ -15,8 +16,7 @@ def parse_like_kops(text):
     """cmd/kops/create_cluster.go parseCloudLabels, restated with Python's csv (the same dialect: every ',' a
     record break, '=' the separator, '"' quoting with doubling, leading white space trimmed)."""
     records = text.replace(",", "\n")
-    rows = list(csv.reader(io.StringIO(records), delimiter="=", quotechar='"', doublequote=True,
-                           skipinitialspace=True, strict=True))
+    rows = list(csv.reader(io.StringIO(records), delimiter="=", quotechar='"', doublequote=True, skipinitialspace=True, strict=True))
     assert all(len(row) == 2 for row in rows), rows
     return dict(rows)
 
@@ -68,13 +68,22 @@ from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import Ru
 def test_creation_options_argv():
     # kops v1.36.2 tests/integration/create_cluster: complex (NetworkCIDRs, Sets), private (security groups),
     # karpenter, minimal_feature-gates, ha_encrypt, ipv6, different-amis
-    args = kops_spec.create_cluster_args("c.example.com", {
-        "network_cidr": "10.0.0.0/16", "additional_network_cidrs": ["10.1.0.0/16", "10.2.0.0/16"],
-        "set": ["cluster.spec.nodePortAccess=1.2.3.4/32,10.20.30.0/24", "cluster.spec.karpenter.featureGates=StaticCapacity=true"],
-        "node_security_groups": ["sg-0123456789abcdef0", "sg-12345678"], "control_plane_security_groups": ["sg-87654321"],
-        "kubernetes_feature_gates": ["SELinuxMountReadWriteOncePod", "+ReadWriteOncePod", "-APIResponseCompression"],
-        "encrypt_etcd_storage": False, "ipv6": True, "instance_manager": "karpenter", "discovery_store": "s3://oidc",
-        "api_server_count": 1})
+    args = kops_spec.create_cluster_args(
+        "c.example.com",
+        {
+            "network_cidr": "10.0.0.0/16",
+            "additional_network_cidrs": ["10.1.0.0/16", "10.2.0.0/16"],
+            "set": ["cluster.spec.nodePortAccess=1.2.3.4/32,10.20.30.0/24", "cluster.spec.karpenter.featureGates=StaticCapacity=true"],
+            "node_security_groups": ["sg-0123456789abcdef0", "sg-12345678"],
+            "control_plane_security_groups": ["sg-87654321"],
+            "kubernetes_feature_gates": ["SELinuxMountReadWriteOncePod", "+ReadWriteOncePod", "-APIResponseCompression"],
+            "encrypt_etcd_storage": False,
+            "ipv6": True,
+            "instance_manager": "karpenter",
+            "discovery_store": "s3://oidc",
+            "api_server_count": 1,
+        },
+    )
     text = " ".join(args)
     assert "--network-cidr 10.0.0.0/16,10.1.0.0/16,10.2.0.0/16" in text
     assert args[args.index("--set") + 1] == '"cluster.spec.nodePortAccess=1.2.3.4/32,10.20.30.0/24"'  # one CSV record
@@ -88,18 +97,24 @@ def test_creation_options_argv():
 
 def test_after_create_sets_egress_on_zone_subnets_only():
     # new_cluster.go:820-858: the zone subnets get Egress, the utility subnets kops adds for private topology do not
-    cluster = {"kind": "Cluster", "metadata": {"name": "p", "creationTimestamp": "x"}, "spec": {"subnets": [
-        {"name": "us-east-1a", "type": "Private"}, {"name": "utility-us-east-1a", "type": "Utility"}]}}
+    cluster = {
+        "kind": "Cluster",
+        "metadata": {"name": "p", "creationTimestamp": "x"},
+        "spec": {"subnets": [{"name": "us-east-1a", "type": "Private"}, {"name": "utility-us-east-1a", "type": "Utility"}]},
+    }
     after = kops_spec.after_create(cluster, {"egress": "nat-0123456789abcdef0", "cloud_labels": {"team": "a,b", "x": "1"}})
     assert [s.get("egress") for s in after["spec"]["subnets"]] == ["nat-0123456789abcdef0", None]
     assert after["spec"]["cloudLabels"] == {"team": "a,b"} and "creationTimestamp" not in after["metadata"]
     assert kops_spec.after_create(cluster, {"cloud_labels": {"x": "1"}}) is None
 
 
-@pytest.mark.parametrize("value, topology, ipv6, message", [
-    ("igw-123", "private", False, "must be a NAT gateway"),           # validation.go:726-731
-    ("nat-09123456", "public", False, "needs topology: private"),     # validation.go:732-734
-])
+@pytest.mark.parametrize(
+    "value, topology, ipv6, message",
+    [
+        ("igw-123", "private", False, "must be a NAT gateway"),  # validation.go:726-731
+        ("nat-09123456", "public", False, "needs topology: private"),  # validation.go:732-734
+    ],
+)
 def test_egress_rules(value, topology, ipv6, message):
     with pytest.raises(RuleError, match="egress: .*" + message):
         kops_rules.egress(value, topology, ipv6)
@@ -112,20 +127,23 @@ def test_egress_accepted_values():
     assert kops_rules.egress("nat-1", "public", ipv6=True) == "nat-1"
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: kops_rules.security_groups(["sg-exampleid"], "node_security_groups"), "node_security_groups: 'sg-exampleid'"),
-    (lambda: kops_rules.security_groups(["sg-12345678", "sg-12345678"], "node_security_groups"), "more than once"),
-    (lambda: kops_rules.feature_gates(["", "+A"]), "kubernetes_feature_gates: ''"),
-    (lambda: kops_rules.feature_gates(["+-A"]), "kubernetes_feature_gates"),
-    (lambda: kops_rules.discovery_store("oidc-bucket"), "discovery_store"),
-    (lambda: kops_rules.discovery_store("ftp://x"), "discovery_store"),
-    (lambda: kops_rules.spec_set(["cluster.spec.nodePortAccess"]), "set: "),       # set_cluster.go "unhandled field"
-    (lambda: kops_rules.spec_set(["=x"]), "set: "),
-    (lambda: kops_rules.instance_manager("karpenter", None), "karpenter requires --discovery-store"),
-    (lambda: kops_rules.instance_manager("asg", None), "instance_manager"),
-    (lambda: kops_rules.api_server_count(1, "-ImageDigest"), "APIServerNodes"),
-    (lambda: kops_rules.api_server_count(-1, "+APIServerNodes"), "api_server_count: must be 0 or more"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: kops_rules.security_groups(["sg-exampleid"], "node_security_groups"), "node_security_groups: 'sg-exampleid'"),
+        (lambda: kops_rules.security_groups(["sg-12345678", "sg-12345678"], "node_security_groups"), "more than once"),
+        (lambda: kops_rules.feature_gates(["", "+A"]), "kubernetes_feature_gates: ''"),
+        (lambda: kops_rules.feature_gates(["+-A"]), "kubernetes_feature_gates"),
+        (lambda: kops_rules.discovery_store("oidc-bucket"), "discovery_store"),
+        (lambda: kops_rules.discovery_store("ftp://x"), "discovery_store"),
+        (lambda: kops_rules.spec_set(["cluster.spec.nodePortAccess"]), "set: "),  # set_cluster.go "unhandled field"
+        (lambda: kops_rules.spec_set(["=x"]), "set: "),
+        (lambda: kops_rules.instance_manager("karpenter", None), "karpenter requires --discovery-store"),
+        (lambda: kops_rules.instance_manager("asg", None), "instance_manager"),
+        (lambda: kops_rules.api_server_count(1, "-ImageDigest"), "APIServerNodes"),
+        (lambda: kops_rules.api_server_count(-1, "+APIServerNodes"), "api_server_count: must be 0 or more"),
+    ],
+)
 def test_creation_option_rules(call, message):
     with pytest.raises(RuleError, match=message.replace("+", r"\+").replace("[", r"\[")):
         call()
@@ -135,30 +153,48 @@ def test_creation_option_rules_accept_kops_cases():
     kops_rules.security_groups(["sg-0123456789abcdef0", "sg-12345678"], "node_security_groups")
     kops_rules.feature_gates(["SELinuxMountReadWriteOncePod", "+ReadWriteOncePod", "-APIResponseCompression"])
     kops_rules.discovery_store("s3://oidc/discovery")
-    kops_rules.spec_set(["cluster.spec.networking.calico.bpfEnabled=true", "spec.addons[0].manifest=https://example.com/addon.yaml",
-                         "cluster.spec.karpenter.featureGates=StaticCapacity=true"])
+    kops_rules.spec_set(
+        [
+            "cluster.spec.networking.calico.bpfEnabled=true",
+            "spec.addons[0].manifest=https://example.com/addon.yaml",
+            "cluster.spec.karpenter.featureGates=StaticCapacity=true",
+        ]
+    )
     kops_rules.instance_manager("karpenter", "s3://oidc")
     kops_rules.api_server_count(1, "-ImageDigest,+APIServerNodes")
     kops_rules.api_server_count(0, None)
 
 
 def test_creation_options_compared_with_an_existing_cluster():
-    from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
-        create_only_differences, stored_create_options)
+    from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import create_only_differences, stored_create_options
 
-    cluster = {"metadata": {"name": "p.example.com"}, "spec": {
-        "additionalNetworkCIDRs": ["10.1.0.0/16"],
-        "serviceAccountIssuerDiscovery": {"discoveryStore": "s3://oidc/p.example.com"},
-        "subnets": [{"name": "us-east-1a", "zone": "us-east-1a", "type": "Private", "egress": "nat-1"},
-                    {"name": "utility-us-east-1a", "zone": "us-east-1a", "type": "Utility"}]}}
-    groups = {"nodes": {"spec": {"role": "Node", "additionalSecurityGroups": ["sg-12345678"]}},
-              "cp": {"spec": {"role": "Master", "additionalSecurityGroups": ["sg-87654321"]}}}
+    cluster = {
+        "metadata": {"name": "p.example.com"},
+        "spec": {
+            "additionalNetworkCIDRs": ["10.1.0.0/16"],
+            "serviceAccountIssuerDiscovery": {"discoveryStore": "s3://oidc/p.example.com"},
+            "subnets": [
+                {"name": "us-east-1a", "zone": "us-east-1a", "type": "Private", "egress": "nat-1"},
+                {"name": "utility-us-east-1a", "zone": "us-east-1a", "type": "Utility"},
+            ],
+        },
+    }
+    groups = {
+        "nodes": {"spec": {"role": "Node", "additionalSecurityGroups": ["sg-12345678"]}},
+        "cp": {"spec": {"role": "Master", "additionalSecurityGroups": ["sg-87654321"]}},
+    }
     stored = stored_create_options(cluster, groups)
-    same = {"additional_network_cidrs": ["10.1.0.0/16"], "discovery_store": "s3://oidc/", "egress": "nat-1",
-            "node_security_groups": ["sg-12345678"], "control_plane_security_groups": ["sg-87654321"]}
+    same = {
+        "additional_network_cidrs": ["10.1.0.0/16"],
+        "discovery_store": "s3://oidc/",
+        "egress": "nat-1",
+        "node_security_groups": ["sg-12345678"],
+        "control_plane_security_groups": ["sg-87654321"],
+    }
     assert create_only_differences(same, stored) == []
     other = {"egress": "nat-2", "node_security_groups": ["sg-11111111"], "discovery_store": "s3://other"}
     assert create_only_differences(other, stored) == [
         "egress (given nat-2; the cluster has ['nat-1'])",
         "node_security_groups (given ['sg-11111111']; the cluster has ['sg-12345678'])",
-        "discovery_store (given s3://other; the cluster has s3://oidc)"]
+        "discovery_store (given s3://other; the cluster has s3://oidc)",
+    ]

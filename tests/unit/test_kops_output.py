@@ -1,4 +1,5 @@
 """kops output parsers, checked against real kops v1.36.2 output (tests/unit/fixtures/kops-1.36.2/)."""
+
 import json
 import os
 
@@ -23,16 +24,19 @@ def by_resource(items):
 # parse_update_plan / summarize_plan
 # --------------------------------------------------------------------------------------------
 
+
 def test_plan_scale_is_exactly_one_asg_modification():
     plan = kops_output.parse_update_plan(fixture("update_plan_scale.txt"))
     assert plan == {
         "create": [],
-        "modify": [{
-            "resource": "AutoscalingGroup/nodes-us-east-1a." + CLUSTER,
-            "type": "AutoscalingGroup",
-            "name": "nodes-us-east-1a." + CLUSTER,
-            "changes": {"MaxSize": {"old": "1", "new": "3"}, "MinSize": {"old": "1", "new": "3"}},
-        }],
+        "modify": [
+            {
+                "resource": "AutoscalingGroup/nodes-us-east-1a." + CLUSTER,
+                "type": "AutoscalingGroup",
+                "name": "nodes-us-east-1a." + CLUSTER,
+                "changes": {"MaxSize": {"old": "1", "new": "3"}, "MinSize": {"old": "1", "new": "3"}},
+            }
+        ],
         "delete": [],
         "prune": [],
         "ignored": [],
@@ -56,7 +60,7 @@ def test_create_preview_lists_every_resource_to_create():
     assert plan["changed"] is True
     assert plan["modify"] == [] and plan["delete"] == [] and plan["prune"] == []
     # One item per "  Type/name" header line of the "Will create resources:" section.
-    headers = [l.strip() for l in text.splitlines() if l.startswith("  ") and not l.startswith("  \t") and "/" in l]
+    headers = [line.strip() for line in text.splitlines() if line.startswith("  ") and not line.startswith("  \t") and "/" in line]
     assert len(headers) == 129
     assert [item["resource"] for item in plan["create"]] == headers
     counts = {}
@@ -83,9 +87,20 @@ def test_create_preview_field_values():
 
     asg_c = items["AutoscalingGroup/nodes-us-east-1c." + CLUSTER]
     assert asg_c["fields"]["MinSize"] == "0" and asg_c["fields"]["MaxSize"] == "0"
-    assert sorted(asg_c["fields"]) == ["Granularity", "InstanceProtection", "LaunchTemplate", "LoadBalancers",
-                                       "MaxInstanceLifetime", "MaxSize", "Metrics", "MinSize", "Subnets",
-                                       "SuspendProcesses", "Tags", "TargetGroups"]
+    assert sorted(asg_c["fields"]) == [
+        "Granularity",
+        "InstanceProtection",
+        "LaunchTemplate",
+        "LoadBalancers",
+        "MaxInstanceLifetime",
+        "MaxSize",
+        "Metrics",
+        "MinSize",
+        "Subnets",
+        "SuspendProcesses",
+        "Tags",
+        "TargetGroups",
+    ]
 
     cp = items["AutoscalingGroup/control-plane-us-east-1b.masters." + CLUSTER]
     assert cp["fields"]["MinSize"] == "1"
@@ -126,8 +141,7 @@ def test_create_preview_field_values():
     assert items["Secret/system:scheduler"]["fields"] == {}
 
     rule = items["EventBridgeRule/%s-ASGLifecycle" % CLUSTER]
-    assert rule["fields"]["EventPattern"] == (
-        '{"source":["aws.autoscaling"],"detail-type":["EC2 Instance-terminate Lifecycle Action"]}')
+    assert rule["fields"]["EventPattern"] == ('{"source":["aws.autoscaling"],"detail-type":["EC2 Instance-terminate Lifecycle Action"]}')
 
 
 def test_create_preview_ignores_text_after_the_plan():
@@ -145,8 +159,9 @@ def test_upgrade_plan_multiline_diffs():
     assert len(plan["modify"]) == 16
 
     launch_templates = sorted(r for r in items if r.startswith("LaunchTemplate/"))
-    assert launch_templates == ["LaunchTemplate/control-plane-us-east-1%s.masters.%s" % (z, CLUSTER) for z in "abc"] + \
-        ["LaunchTemplate/nodes-us-east-1%s.%s" % (z, CLUSTER) for z in "abc"]
+    assert launch_templates == ["LaunchTemplate/control-plane-us-east-1%s.masters.%s" % (z, CLUSTER) for z in "abc"] + [
+        "LaunchTemplate/nodes-us-east-1%s.%s" % (z, CLUSTER) for z in "abc"
+    ]
 
     lt = items["LaunchTemplate/control-plane-us-east-1a.masters." + CLUSTER]
     assert list(lt["changes"]) == ["UserData"]
@@ -159,8 +174,7 @@ def test_upgrade_plan_multiline_diffs():
     assert "  __EOF_KUBE_ENV" in diff and diff[-1] == "..."
 
     addon = items["AddonManifest/%s-addons-aws-ebs-csi-driver.addons.k8s.io-k8s-1.17" % CLUSTER]
-    assert addon["changes"]["Contents"]["diff"][:4] == [
-        "...", "  spec:", "    attachRequired: true", "+   nodeAllocatableUpdatePeriodSeconds: 10"]
+    assert addon["changes"]["Contents"]["diff"][:4] == ["...", "  spec:", "    attachRequired: true", "+   nodeAllocatableUpdatePeriodSeconds: 10"]
 
     spec = items["ManagedFile/cluster-completed.spec"]["changes"]["Contents"]["diff"]
     assert "+   kubernetesVersion: 1.35.0" in spec
@@ -174,30 +188,30 @@ def test_upgrade_plan_multiline_diffs():
 
 def test_plan_deletion_sections():
     # Format of upup/pkg/fi/dryrun_target.go (kops v1.36.2): "  %-20s %s".
-    text = ("Will modify resources:\n"
-            "  AutoscalingGroup/nodes\n"
-            "  \tMaxSize             \t 2 -> 3\n"
-            "\n"
-            "Items will be deleted only when the --prune flag is specified:\n"
-            "  SecurityGroupRule    sg-1:port=22\n"
-            "\n"
-            "Items will be deleted during update:\n"
-            "  LoadBalancer         api-old\n"
-            "\n"
-            "Must specify --yes to apply changes\n")
+    text = (
+        "Will modify resources:\n"
+        "  AutoscalingGroup/nodes\n"
+        "  \tMaxSize             \t 2 -> 3\n"
+        "\n"
+        "Items will be deleted only when the --prune flag is specified:\n"
+        "  SecurityGroupRule    sg-1:port=22\n"
+        "\n"
+        "Items will be deleted during update:\n"
+        "  LoadBalancer         api-old\n"
+        "\n"
+        "Must specify --yes to apply changes\n"
+    )
     plan = kops_output.parse_update_plan(text)
     assert plan["prune"] == [{"resource": "SecurityGroupRule", "name": "sg-1:port=22"}]
     assert plan["delete"] == [{"resource": "LoadBalancer", "name": "api-old"}]
     assert plan["modify"][0]["changes"] == {"MaxSize": {"old": "2", "new": "3"}}
     assert plan["changed"] is True
-    assert kops_output.summarize_plan(plan) == ["modify AutoscalingGroup/nodes: MaxSize 2 -> 3",
-                                                "delete LoadBalancer api-old"]
+    assert kops_output.summarize_plan(plan) == ["modify AutoscalingGroup/nodes: MaxSize 2 -> 3", "delete LoadBalancer api-old"]
 
 
 def test_plan_prune_only_is_not_a_change():
     # --yes without --prune would not delete these, so applying would change nothing.
-    text = ("Items will be deleted only when the --prune flag is specified:\n"
-            "  SecurityGroupRule    sg-1:port=22\n\nMust specify --yes to apply changes\n")
+    text = "Items will be deleted only when the --prune flag is specified:\n  SecurityGroupRule    sg-1:port=22\n\nMust specify --yes to apply changes\n"
     plan = kops_output.parse_update_plan(text)
     assert plan["prune"] == [{"resource": "SecurityGroupRule", "name": "sg-1:port=22"}]
     assert plan["changed"] is False
@@ -205,15 +219,13 @@ def test_plan_prune_only_is_not_a_change():
 
 def test_summarize_scale_plan():
     plan = kops_output.parse_update_plan(fixture("update_plan_scale.txt"))
-    assert kops_output.summarize_plan(plan) == [
-        "modify AutoscalingGroup/nodes-us-east-1a.%s: MaxSize 1 -> 3, MinSize 1 -> 3" % CLUSTER]
+    assert kops_output.summarize_plan(plan) == ["modify AutoscalingGroup/nodes-us-east-1a.%s: MaxSize 1 -> 3, MinSize 1 -> 3" % CLUSTER]
 
 
 def test_summarize_upgrade_plan():
     lines = kops_output.summarize_plan(kops_output.parse_update_plan(fixture("update_plan_upgrade.txt")))
     assert len(lines) == 16
-    assert lines[0] == ("modify AddonManifest/%s-addons-aws-ebs-csi-driver.addons.k8s.io-k8s-1.17: Contents (changed)"
-                        % CLUSTER)
+    assert lines[0] == ("modify AddonManifest/%s-addons-aws-ebs-csi-driver.addons.k8s.io-k8s-1.17: Contents (changed)" % CLUSTER)
     assert lines[1] == "modify AutoscalingGroup/nodes-us-east-1a.%s: MaxSize 1 -> 3, MinSize 1 -> 3" % CLUSTER
     assert "modify LaunchTemplate/nodes-us-east-1c.%s: UserData (changed)" % CLUSTER in lines
 
@@ -230,6 +242,7 @@ def test_summarize_create_and_empty():
 # --------------------------------------------------------------------------------------------
 # parse_table / parse_rolling_update
 # --------------------------------------------------------------------------------------------
+
 
 def ig_row(name, role, minimum, maximum, zone):
     return {"NAME": name, "ROLE": role, "MACHINETYPE": "t3.medium", "MIN": minimum, "MAX": maximum, "ZONES": zone}
@@ -266,8 +279,7 @@ def test_table_stops_at_blank_line_and_handles_empty_input():
 
 
 def group(name, status, need_update, ready, minimum, target, maximum):
-    return {"name": name, "status": status, "need_update": need_update, "ready": ready,
-            "min": minimum, "target": target, "max": maximum}
+    return {"name": name, "status": status, "need_update": need_update, "ready": ready, "min": minimum, "target": target, "max": maximum}
 
 
 NEEDS = [
@@ -290,28 +302,32 @@ def test_rolling_update_yes():
 
 def test_rolling_update_none():
     result = kops_output.parse_rolling_update(fixture("rolling_update_none.txt"))
-    assert result == {"required": False, "groups": [
-        group("control-plane-us-east-1a", "Ready", 0, 1, 1, 1, 1),
-        group("control-plane-us-east-1b", "Ready", 0, 1, 1, 1, 1),
-        group("control-plane-us-east-1c", "Ready", 0, 1, 1, 1, 1),
-        group("nodes-us-east-1a", "Ready", 0, 1, 1, 1, 1),
-        group("nodes-us-east-1b", "Ready", 0, 1, 1, 1, 1),
-        group("nodes-us-east-1c", "Ready", 0, 0, 0, 0, 0),
-    ]}
+    assert result == {
+        "required": False,
+        "groups": [
+            group("control-plane-us-east-1a", "Ready", 0, 1, 1, 1, 1),
+            group("control-plane-us-east-1b", "Ready", 0, 1, 1, 1, 1),
+            group("control-plane-us-east-1c", "Ready", 0, 1, 1, 1, 1),
+            group("nodes-us-east-1a", "Ready", 0, 1, 1, 1, 1),
+            group("nodes-us-east-1b", "Ready", 0, 1, 1, 1, 1),
+            group("nodes-us-east-1c", "Ready", 0, 0, 0, 0, 0),
+        ],
+    }
 
 
 def test_rolling_update_nodes_column():
-    text = ("NAME\tSTATUS\t\tNEEDUPDATE\tREADY\tMIN\tTARGET\tMAX\tNODES\n"
-            "nodes\tNeedsUpdate\t2\t\t1\t3\t3\t3\t3\n")
+    text = "NAME\tSTATUS\t\tNEEDUPDATE\tREADY\tMIN\tTARGET\tMAX\tNODES\nnodes\tNeedsUpdate\t2\t\t1\t3\t3\t3\t3\n"
     result = kops_output.parse_rolling_update(text)
-    assert result == {"required": True, "groups": [
-        {"name": "nodes", "status": "NeedsUpdate", "need_update": 2, "ready": 1, "min": 3, "target": 3, "max": 3,
-         "nodes": 3}]}
+    assert result == {
+        "required": True,
+        "groups": [{"name": "nodes", "status": "NeedsUpdate", "need_update": 2, "ready": 1, "min": 3, "target": 3, "max": 3, "nodes": 3}],
+    }
 
 
 # --------------------------------------------------------------------------------------------
 # parse_delete_report
 # --------------------------------------------------------------------------------------------
+
 
 def test_delete_preview():
     report = kops_output.parse_delete_report(fixture("delete_preview.txt"))
@@ -319,18 +335,25 @@ def test_delete_preview():
     assert report["nothing_to_delete"] is False
     resources = report["resources"]
     assert len(resources) == 47
-    assert resources[0] == {"type": "autoscaling-config", "name": "control-plane-us-east-1a.masters." + CLUSTER,
-                            "id": "lt-d211c01dff551c3d4"}
+    assert resources[0] == {"type": "autoscaling-config", "name": "control-plane-us-east-1a.masters." + CLUSTER, "id": "lt-d211c01dff551c3d4"}
     assert resources[-1] == {"type": "vpc", "name": CLUSTER, "id": "vpc-847b9db402a2ffec4"}
-    assert {"type": "keypair",
-            "name": "kubernetes.%s-69:e9:e1:2a:54:65:1a:46:b7:ea:9c:34:f5:3f:5b:67" % CLUSTER,
-            "id": "key-d2c898eba943fa49e"} in resources
-    assert {"type": "route53-record", "name": "kops-controller.internal.%s." % CLUSTER,
-            "id": "QSZZTXEH6T0STUAI9Z547L/A/kops-controller.internal.%s." % CLUSTER} in resources
+    assert {"type": "keypair", "name": "kubernetes.%s-69:e9:e1:2a:54:65:1a:46:b7:ea:9c:34:f5:3f:5b:67" % CLUSTER, "id": "key-d2c898eba943fa49e"} in resources
+    assert {
+        "type": "route53-record",
+        "name": "kops-controller.internal.%s." % CLUSTER,
+        "id": "QSZZTXEH6T0STUAI9Z547L/A/kops-controller.internal.%s." % CLUSTER,
+    } in resources
     assert {"type": "subnet", "name": "us-east-1c." + CLUSTER, "id": "subnet-b58f512840c7528d8"} in resources
     instances = [r["id"] for r in resources if r["type"] == "instance"]
-    assert instances == ["i-a439dbab61bb1e651", "i-8c7e82fe169f6d2db", "i-ec32744e886912e32", "i-920dad414500f9245",
-                         "i-c456452ab1354babb", "i-fb147a353aeec4736", "i-5cd451c141b0967cb"]
+    assert instances == [
+        "i-a439dbab61bb1e651",
+        "i-8c7e82fe169f6d2db",
+        "i-ec32744e886912e32",
+        "i-920dad414500f9245",
+        "i-c456452ab1354babb",
+        "i-fb147a353aeec4736",
+        "i-5cd451c141b0967cb",
+    ]
     assert all(r["type"] and r["name"] and r["id"] for r in resources)
 
 
@@ -345,15 +368,15 @@ def test_delete_yes():
 
 
 def test_delete_nothing():
-    report = kops_output.parse_delete_report("No cloud resources to delete\n\nDeleted cluster: \"a.example.org\"\n")
+    report = kops_output.parse_delete_report('No cloud resources to delete\n\nDeleted cluster: "a.example.org"\n')
     assert report == {"resources": [], "deleted": True, "nothing_to_delete": True}
-    assert kops_output.parse_delete_report(fixture("delete_missing.txt")) == {
-        "resources": [], "deleted": False, "nothing_to_delete": False}
+    assert kops_output.parse_delete_report(fixture("delete_missing.txt")) == {"resources": [], "deleted": False, "nothing_to_delete": False}
 
 
 # --------------------------------------------------------------------------------------------
 # parse_get_json / parse_yaml_documents
 # --------------------------------------------------------------------------------------------
+
 
 def test_get_json_single_object_becomes_list():
     clusters = kops_output.parse_get_json(fixture("get_cluster.json"))
@@ -375,8 +398,13 @@ def test_get_json_array():
 def test_yaml_documents():
     docs = kops_output.parse_yaml_documents(fixture("get_ig.yaml"))
     assert [d["metadata"]["name"] for d in docs] == [
-        "control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c",
-        "nodes-us-east-1a", "nodes-us-east-1b", "nodes-us-east-1c"]
+        "control-plane-us-east-1a",
+        "control-plane-us-east-1b",
+        "control-plane-us-east-1c",
+        "nodes-us-east-1a",
+        "nodes-us-east-1b",
+        "nodes-us-east-1c",
+    ]
     assert all(d["kind"] == "InstanceGroup" and d["apiVersion"] == "kops.k8s.io/v1alpha2" for d in docs)
     assert [d["spec"]["role"] for d in docs] == ["Master"] * 3 + ["Node"] * 3
     assert docs[5]["spec"]["minSize"] == 0 and docs[5]["spec"]["maxSize"] == 0
@@ -389,17 +417,18 @@ def test_yaml_documents():
 # error_message
 # --------------------------------------------------------------------------------------------
 
+
 def test_error_message_from_real_stderr():
     assert kops_output.error_message(fixture("get_cluster_missing.stderr")) == 'cluster not found "nosuch.example.org"'
-    assert kops_output.error_message(fixture("delete_missing.stderr")) == (
-        'error reading cluster configuration: Cluster.kops.k8s.io "%s" not found' % CLUSTER)
+    assert kops_output.error_message(fixture("delete_missing.stderr")) == ('error reading cluster configuration: Cluster.kops.k8s.io "%s" not found' % CLUSTER)
     assert kops_output.error_message(fixture("rolling_update_needs_nodes.stderr")).startswith(
-        'error listing nodes in cluster: Get "https://api.%s/api/v1/nodes"' % CLUSTER)
+        'error listing nodes in cluster: Get "https://api.%s/api/v1/nodes"' % CLUSTER
+    )
     # kops validate cluster -o json with no API to reach: nothing on stdout, the error on stderr
     assert fixture("validate_no_api.json") == ""
     assert kops_output.error_message(fixture("validate_no_api.stderr")).startswith(
-        "validation failed: unexpected error during validation: unable to resolve Kubernetes cluster API URL dns: "
-        "lookup api.%s" % CLUSTER)
+        "validation failed: unexpected error during validation: unable to resolve Kubernetes cluster API URL dns: lookup api.%s" % CLUSTER
+    )
 
 
 def test_error_message_skips_klog_lines():
@@ -408,11 +437,9 @@ def test_error_message_skips_klog_lines():
 
 
 def test_error_message_without_error_line():
-    stderr = ("I1130 00:19:04.621661   15314 x.go:1] hi\nsomething went wrong\n"
-              "W1130 00:19:05.000000   15314 y.go:2] warn\n")
+    stderr = "I1130 00:19:04.621661   15314 x.go:1] hi\nsomething went wrong\nW1130 00:19:05.000000   15314 y.go:2] warn\n"
     assert kops_output.error_message(stderr) == "something went wrong"
-    assert kops_output.error_message("I1130 00:19:04.621661   15314 x.go:1] hi\n"
-                                     "E1130 00:19:04.700000   15314 x.go:9] bad\n") == ""
+    assert kops_output.error_message("I1130 00:19:04.621661   15314 x.go:1] hi\nE1130 00:19:04.700000   15314 x.go:9] bad\n") == ""
     assert kops_output.error_message("") == ""
 
 
@@ -420,14 +447,20 @@ def test_error_message_without_error_line():
 # parse_json_objects / parse_validate
 # --------------------------------------------------------------------------------------------
 
-NODE_CP_A = {"name": "i-0971c937674caacf5", "zone": "us-east-1a", "role": "control-plane",
-             "hostname": "i-0971c937674caacf5", "status": "True"}
-FAILURE = {"type": "InstanceGroup", "name": "nodes-us-east-1a",
-           "message": "InstanceGroup \"nodes-us-east-1a\" did not have enough nodes 0 vs 1",
-           "instanceGroup": {"metadata": {"name": "nodes-us-east-1a"}}}
+NODE_CP_A = {"name": "i-0971c937674caacf5", "zone": "us-east-1a", "role": "control-plane", "hostname": "i-0971c937674caacf5", "status": "True"}
+FAILURE = {
+    "type": "InstanceGroup",
+    "name": "nodes-us-east-1a",
+    "message": 'InstanceGroup "nodes-us-east-1a" did not have enough nodes 0 vs 1',
+    "instanceGroup": {"metadata": {"name": "nodes-us-east-1a"}},
+}
 # what parse_validate returns for it: the attached InstanceGroup object reduced to its name
-PARSED = {"type": "InstanceGroup", "name": "nodes-us-east-1a",
-          "message": "InstanceGroup \"nodes-us-east-1a\" did not have enough nodes 0 vs 1", "instance_group": "nodes-us-east-1a"}
+PARSED = {
+    "type": "InstanceGroup",
+    "name": "nodes-us-east-1a",
+    "message": 'InstanceGroup "nodes-us-east-1a" did not have enough nodes 0 vs 1',
+    "instance_group": "nodes-us-east-1a",
+}
 
 
 def test_json_objects_concatenated():
@@ -478,38 +511,30 @@ def node(name, zone, role):
 
 def test_topology_ha_ok():
     nodes = [node("cp-%s" % z, z, "control-plane") for z in ZONES] + [node("n-%s" % z, z, "node") for z in ZONES]
-    assert kops_output.check_topology(nodes, ZONES, ZONES) == {
-        "control_plane_zones": ZONES, "node_zones": ZONES, "problems": []}
+    assert kops_output.check_topology(nodes, ZONES, ZONES) == {"control_plane_zones": ZONES, "node_zones": ZONES, "problems": []}
 
 
 def test_topology_control_plane_in_one_zone_of_three():
-    nodes = [node("cp-%d" % i, "us-east-1a", "control-plane") for i in range(3)] + \
-        [node("n-%s" % z, z, "node") for z in ZONES]
+    nodes = [node("cp-%d" % i, "us-east-1a", "control-plane") for i in range(3)] + [node("n-%s" % z, z, "node") for z in ZONES]
     result = kops_output.check_topology(nodes, ZONES, ZONES)
     assert result["control_plane_zones"] == ["us-east-1a"]
-    assert result["problems"] == [
-        "control-plane nodes run in 1 zone(s) (us-east-1a), expected 3 (us-east-1a, us-east-1b, us-east-1c)"]
+    assert result["problems"] == ["control-plane nodes run in 1 zone(s) (us-east-1a), expected 3 (us-east-1a, us-east-1b, us-east-1c)"]
 
 
 def test_topology_no_control_plane_nodes():
-    result = kops_output.check_topology([node("n-a", "us-east-1a", "node"), node("n-b", "us-east-1b", "node")],
-                                        ZONES, ZONES)
-    assert result["problems"] == [
-        "control-plane nodes run in 0 zone(s) (none), expected 3 (us-east-1a, us-east-1b, us-east-1c)"]
+    result = kops_output.check_topology([node("n-a", "us-east-1a", "node"), node("n-b", "us-east-1b", "node")], ZONES, ZONES)
+    assert result["problems"] == ["control-plane nodes run in 0 zone(s) (none), expected 3 (us-east-1a, us-east-1b, us-east-1c)"]
 
 
 def test_topology_workers_in_one_zone_of_three():
-    nodes = [node("cp-%s" % z, z, "control-plane") for z in ZONES] + \
-        [node("n-%d" % i, "us-east-1b", "node") for i in range(3)]
+    nodes = [node("cp-%s" % z, z, "control-plane") for z in ZONES] + [node("n-%d" % i, "us-east-1b", "node") for i in range(3)]
     result = kops_output.check_topology(nodes, ZONES, ZONES)
     assert result["node_zones"] == ["us-east-1b"]
-    assert result["problems"] == [
-        "worker nodes run in 1 zone(s) (us-east-1b); expected at least 2 of us-east-1a, us-east-1b, us-east-1c"]
+    assert result["problems"] == ["worker nodes run in 1 zone(s) (us-east-1b); expected at least 2 of us-east-1a, us-east-1b, us-east-1c"]
 
 
 def test_topology_workers_in_two_zones_of_three_is_enough():
-    nodes = [node("cp-%s" % z, z, "control-plane") for z in ZONES] + \
-        [node("n-a", "us-east-1a", "node"), node("n-b", "us-east-1b", "node")]
+    nodes = [node("cp-%s" % z, z, "control-plane") for z in ZONES] + [node("n-a", "us-east-1a", "node"), node("n-b", "us-east-1b", "node")]
     assert kops_output.check_topology(nodes, ZONES, ZONES)["problems"] == []
 
 
@@ -519,12 +544,12 @@ def test_topology_one_worker_asked_for_needs_one_zone():
     assert kops_output.check_topology(nodes, ZONES, ZONES, node_count=1)["problems"] == []
     two = nodes + [node("n-a2", "us-east-1a", "node")]
     assert kops_output.check_topology(two, ZONES, ZONES, node_count=2)["problems"] == [
-        "worker nodes run in 1 zone(s) (us-east-1a); expected at least 2 of us-east-1a, us-east-1b, us-east-1c"]
+        "worker nodes run in 1 zone(s) (us-east-1a); expected at least 2 of us-east-1a, us-east-1b, us-east-1c"
+    ]
 
 
 def test_topology_single_zone_cluster():
-    nodes = [node("cp", "us-east-1a", "control-plane"), node("n-1", "us-east-1a", "node"),
-             node("n-2", "us-east-1a", "node")]
+    nodes = [node("cp", "us-east-1a", "control-plane"), node("n-1", "us-east-1a", "node"), node("n-2", "us-east-1a", "node")]
     result = kops_output.check_topology(nodes, ["us-east-1a"], ["us-east-1a"])
     assert result == {"control_plane_zones": ["us-east-1a"], "node_zones": ["us-east-1a"], "problems": []}
     # Without control_plane_zones only the workers are checked.
@@ -532,23 +557,28 @@ def test_topology_single_zone_cluster():
 
 
 def test_topology_role_spellings():
-    nodes = [node("m", "us-east-1a", "master"), node("c", "us-east-1b", "ControlPlane"),
-             node("n", "us-east-1a", "Node"), node("n2", "us-east-1b", "node"),
-             node("api", "us-east-1c", "apiserver")]
+    nodes = [
+        node("m", "us-east-1a", "master"),
+        node("c", "us-east-1b", "ControlPlane"),
+        node("n", "us-east-1a", "Node"),
+        node("n2", "us-east-1b", "node"),
+        node("api", "us-east-1c", "apiserver"),
+    ]
     result = kops_output.check_topology(nodes, ["us-east-1a", "us-east-1b"], ZONES)
-    assert result == {"control_plane_zones": ["us-east-1a", "us-east-1b"], "node_zones": ["us-east-1a", "us-east-1b"],
-                      "problems": []}
+    assert result == {"control_plane_zones": ["us-east-1a", "us-east-1b"], "node_zones": ["us-east-1a", "us-east-1b"], "problems": []}
 
 
 def test_eventbridge_tag_change_is_never_applied_by_kops_so_it_is_ignored():
     """kops v1.36.2 EventBridgeRule.RenderAWS only creates rules: a Tags change stays in every plan."""
-    text = ("Will modify resources:\n"
-            "  EventBridgeRule/c.example.org-ASGLifecycle\n"
-            "  \tTags                \t {Name: c-ASGLifecycle, KubernetesCluster: c.example.org} -> "
-            "{Name: c-ASGLifecycle, KubernetesCluster: c.example.org, environment: test}\n\n"
-            "  AutoscalingGroup/nodes.c.example.org\n"
-            "  \tMaxSize             \t 2 -> 3\n\n"
-            "Must specify --yes to apply changes\n")
+    text = (
+        "Will modify resources:\n"
+        "  EventBridgeRule/c.example.org-ASGLifecycle\n"
+        "  \tTags                \t {Name: c-ASGLifecycle, KubernetesCluster: c.example.org} -> "
+        "{Name: c-ASGLifecycle, KubernetesCluster: c.example.org, environment: test}\n\n"
+        "  AutoscalingGroup/nodes.c.example.org\n"
+        "  \tMaxSize             \t 2 -> 3\n\n"
+        "Must specify --yes to apply changes\n"
+    )
     plan = kops_output.parse_update_plan(text)
     assert [i["resource"] for i in plan["modify"]] == ["AutoscalingGroup/nodes.c.example.org"]
     assert [i["resource"] for i in plan["ignored"]] == ["EventBridgeRule/c.example.org-ASGLifecycle"]
@@ -561,23 +591,26 @@ def test_overrides_to_nil_of_an_instance_requirements_group_are_never_applied():
     """Guide 003's requirements group: kops plans MixedInstanceOverrides [] -> <nil> in every dry run and
     RenderAWS sends overrides only for a non-nil list (awstasks/autoscalinggroup.go:551-566): ignored. A real
     overrides change (to a list) is kept."""
-    text = ("Will modify resources:\n"
-            "  AutoscalingGroup/requirements-workers.demo.k8s.local\n"
-            "  \tMixedInstanceOverrides\t [] -> <nil>\n\n"
-            "Must specify --yes to apply changes\n")
+    text = (
+        "Will modify resources:\n"
+        "  AutoscalingGroup/requirements-workers.demo.k8s.local\n"
+        "  \tMixedInstanceOverrides\t [] -> <nil>\n\n"
+        "Must specify --yes to apply changes\n"
+    )
     plan = kops_output.parse_update_plan(text)
-    assert plan["changed"] is False and [i["resource"] for i in plan["ignored"]] == [
-        "AutoscalingGroup/requirements-workers.demo.k8s.local"]
+    assert plan["changed"] is False and [i["resource"] for i in plan["ignored"]] == ["AutoscalingGroup/requirements-workers.demo.k8s.local"]
     real = kops_output.parse_update_plan(text.replace("[] -> <nil>", "[t3.medium] -> [t3.medium, t3a.medium]"))
     assert real["changed"] is True and real["ignored"] == []
 
 
-SPOT_PLAN = ("Will modify resources:\n"
-             "  AutoscalingGroup/spot-workers.demo.k8s.local\n"
-             "  \tCapacityRebalance   \t <nil> -> true\n\n"
-             "  AutoscalingGroup/warm-workers.demo.k8s.local\n"
-             "  \tWarmPool            \t <nil> -> name:warm-workers.demo.k8s.local id:warm-workers.demo.k8s.local\n\n"
-             "Must specify --yes to apply changes\n")
+SPOT_PLAN = (
+    "Will modify resources:\n"
+    "  AutoscalingGroup/spot-workers.demo.k8s.local\n"
+    "  \tCapacityRebalance   \t <nil> -> true\n\n"
+    "  AutoscalingGroup/warm-workers.demo.k8s.local\n"
+    "  \tWarmPool            \t <nil> -> name:warm-workers.demo.k8s.local id:warm-workers.demo.k8s.local\n\n"
+    "Must specify --yes to apply changes\n"
+)
 
 
 def test_group_fields_kops_never_reads_back_are_settled_against_aws():
@@ -592,6 +625,7 @@ def test_group_fields_kops_never_reads_back_are_settled_against_aws():
         def describe(name):
             asked.append(name)
             return {"AutoScalingGroupName": name, "CapacityRebalance": value}
+
         return describe
 
     settled = kops_output.settle_unread_fields(kops_output.parse_update_plan(SPOT_PLAN), holds(True))

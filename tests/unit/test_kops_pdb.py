@@ -1,6 +1,7 @@
 """The PodDisruptionBudget check: its rules on API objects (a hand-written cluster in the API's JSON
 shape, fixtures/k8s/shop-cluster.json), and a skipped check when no API answers. The kubernetes client
 path against a real API server is tested in tests/integration/test_kube_world.py and test_rolling_update.py."""
+
 import json
 import os
 
@@ -21,24 +22,29 @@ def test_nodes_to_roll_match_on_label_or_provider_id(objects):
     assert kops_pdb.nodes_to_roll(objects["nodes"], ["nodes-us-east-1a"], []) == ["i-0aaa.ec2.internal"]
     assert kops_pdb.nodes_to_roll(objects["nodes"], [], ["i-0ddd"]) == ["i-0ddd.ec2.internal"]
     assert kops_pdb.nodes_to_roll(objects["nodes"], ["control-plane-us-east-1a", "nodes-us-east-1b"], ["i-0ddd"]) == [
-        "i-0bbb.ec2.internal", "i-0ccc.ec2.internal", "i-0ddd.ec2.internal"]
+        "i-0bbb.ec2.internal",
+        "i-0ccc.ec2.internal",
+        "i-0ddd.ec2.internal",
+    ]
     assert kops_pdb.nodes_to_roll(objects["nodes"], ["bastions"], ["i-0zzz"]) == []
 
 
-@pytest.mark.parametrize("selector,labels,expected", [
-    (None, {"app": "web"}, False),
-    ({}, {"app": "web"}, True),
-    ({"matchLabels": {"app": "web"}}, {"app": "web", "x": "y"}, True),
-    ({"matchLabels": {"app": "web"}}, {"app": "db"}, False),
-    ({"matchExpressions": [{"key": "app", "operator": "In", "values": ["db", "web"]}]}, {"app": "web"}, True),
-    ({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["web"]}]}, {"app": "web"}, False),
-    ({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["web"]}]}, {}, True),
-    ({"matchExpressions": [{"key": "app", "operator": "Exists"}]}, {}, False),
-    ({"matchExpressions": [{"key": "app", "operator": "DoesNotExist"}]}, {}, True),
-    ({"matchExpressions": [{"key": "app", "operator": "Gt", "values": ["1"]}]}, {"app": "2"}, False),
-    ({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["front"]}]},
-     {"app": "web", "tier": "back"}, False),
-])
+@pytest.mark.parametrize(
+    "selector,labels,expected",
+    [
+        (None, {"app": "web"}, False),
+        ({}, {"app": "web"}, True),
+        ({"matchLabels": {"app": "web"}}, {"app": "web", "x": "y"}, True),
+        ({"matchLabels": {"app": "web"}}, {"app": "db"}, False),
+        ({"matchExpressions": [{"key": "app", "operator": "In", "values": ["db", "web"]}]}, {"app": "web"}, True),
+        ({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["web"]}]}, {"app": "web"}, False),
+        ({"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["web"]}]}, {}, True),
+        ({"matchExpressions": [{"key": "app", "operator": "Exists"}]}, {}, False),
+        ({"matchExpressions": [{"key": "app", "operator": "DoesNotExist"}]}, {}, True),
+        ({"matchExpressions": [{"key": "app", "operator": "Gt", "values": ["1"]}]}, {"app": "2"}, False),
+        ({"matchLabels": {"app": "web"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["front"]}]}, {"app": "web", "tier": "back"}, False),
+    ],
+)
 def test_selector_rules(selector, labels, expected):
     assert kops_pdb.selector_matches(selector, labels) is expected
 
@@ -74,9 +80,17 @@ def test_check_is_skipped_without_an_api(tmp_path):
         port = sock.getsockname()[1]
     kubeconfig = str(tmp_path / "config")
     with open(kubeconfig, "w") as handle:
-        yaml.safe_dump({"apiVersion": "v1", "kind": "Config", "current-context": "c",
-                        "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:%d" % port}}],
-                        "users": [{"name": "c", "user": {}}], "contexts": [{"name": "c", "context": {"cluster": "c", "user": "c"}}]}, handle)
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "c",
+                "clusters": [{"name": "c", "cluster": {"server": "http://127.0.0.1:%d" % port}}],
+                "users": [{"name": "c", "user": {}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "c"}}],
+            },
+            handle,
+        )
     down = kops_pdb.check(kubeconfig, None, ["nodes"], [])
     assert down["checked"] is False and down["skipped_reason"].startswith("the Kubernetes API did not answer")
     assert kops_pdb.check(str(tmp_path / "missing"), None, ["nodes"], [])["checked"] is False

@@ -1,5 +1,6 @@
 """Input rules (kops_rules), manifest building and diffing (kops_spec), and the version/facts helpers of
 kops_cluster_ops. Pure logic, no kops binary."""
+
 import copy
 import os
 
@@ -29,12 +30,16 @@ def raises(fn, *args, **kwargs):
 # kops_rules
 # --------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("raw, expected", [
-    (CLUSTER, CLUSTER),
-    ("MyCluster01.KopsClusterTest.Example.org.", CLUSTER),
-    ("mycluster.k8s.local", "mycluster.k8s.local"),
-    (" a.b ", "a.b"),
-])
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        (CLUSTER, CLUSTER),
+        ("MyCluster01.KopsClusterTest.Example.org.", CLUSTER),
+        ("mycluster.k8s.local", "mycluster.k8s.local"),
+        (" a.b ", "a.b"),
+    ],
+)
 def test_cluster_name_accepts(raw, expected):
     assert kops_rules.cluster_name(raw) == expected
 
@@ -52,21 +57,30 @@ def test_cluster_name_single_label_refused():
     assert isinstance(RuleError("x"), ValueError)
 
 
-@pytest.mark.parametrize("raw, fragment", [
-    ("", "required"), (None, "required"), ("bad_name.example.org", "may hold only"), ("a..example.org", "empty label"),
-])
+@pytest.mark.parametrize(
+    "raw, fragment",
+    [
+        ("", "required"),
+        (None, "required"),
+        ("bad_name.example.org", "may hold only"),
+        ("a..example.org", "empty label"),
+    ],
+)
 def test_cluster_name_dns_rules(raw, fragment):
     message = raises(kops_rules.cluster_name, raw)
     assert message.startswith("name: ") and fragment in message
 
 
-@pytest.mark.parametrize("zones, region", [
-    (["us-east-1a", "us-east-1b", "us-east-1c"], "us-east-1"),
-    (["eu-west-3c"], "eu-west-3"),
-    (["ap-southeast-2b", "ap-southeast-2a"], "ap-southeast-2"),
-    (["us-gov-west-1a"], "us-gov-west-1"),
-    (["us-isob-east-1a"], "us-isob-east-1"),
-])
+@pytest.mark.parametrize(
+    "zones, region",
+    [
+        (["us-east-1a", "us-east-1b", "us-east-1c"], "us-east-1"),
+        (["eu-west-3c"], "eu-west-3"),
+        (["ap-southeast-2b", "ap-southeast-2a"], "ap-southeast-2"),
+        (["us-gov-west-1a"], "us-gov-west-1"),
+        (["us-isob-east-1a"], "us-isob-east-1"),
+    ],
+)
 def test_zones_accepts_and_returns_region(zones, region):
     assert kops_rules.zones(zones) == region
     assert kops_rules.zones(zones, region=region) == region
@@ -74,8 +88,7 @@ def test_zones_accepts_and_returns_region(zones, region):
 
 def test_zones_mixed_regions_lists_both():
     message = raises(kops_rules.zones, ["us-west-2a", "us-east-1a", "us-east-1b"])
-    assert message == ("zones: all zones must be in one region, got "
-                       "us-east-1: us-east-1a, us-east-1b; us-west-2: us-west-2a")
+    assert message == ("zones: all zones must be in one region, got us-east-1: us-east-1a, us-east-1b; us-west-2: us-west-2a")
 
 
 @pytest.mark.parametrize("bad", ["us-east-1", "useast1a", "us-east-1A", "use1-az1", "", None])
@@ -134,14 +147,20 @@ def test_control_plane_zones_own_rules():
     # No node zones: only the control-plane zones themselves are checked.
     assert kops_rules.control_plane_zones(["eu-west-1a"], []) is None
     assert raises(kops_rules.control_plane_zones, ["us-east-1a", "us-west-2a", "us-east-1b"], []).startswith(
-        "control_plane_zones: all zones must be in one region")
-    assert "listed more than once" in raises(kops_rules.control_plane_zones,
-                                             ["us-east-1a", "us-east-1a", "us-east-1b"], ["us-east-1a"])
+        "control_plane_zones: all zones must be in one region"
+    )
+    assert "listed more than once" in raises(kops_rules.control_plane_zones, ["us-east-1a", "us-east-1a", "us-east-1b"], ["us-east-1a"])
 
 
-@pytest.mark.parametrize("value, expected", [
-    ("1.34.1", (1, 34, 1)), ("v1.34.1", (1, 34, 1)), ("1.35.0-beta.1", (1, 35, 0)), ("v2.0.10", (2, 0, 10)),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("1.34.1", (1, 34, 1)),
+        ("v1.34.1", (1, 34, 1)),
+        ("1.35.0-beta.1", (1, 35, 0)),
+        ("v2.0.10", (2, 0, 10)),
+    ],
+)
 def test_kubernetes_version_accepts(value, expected):
     assert kops_rules.kubernetes_version(value) == expected
 
@@ -193,13 +212,13 @@ def test_counts():
 # kops_spec
 # --------------------------------------------------------------------------------------------
 
+
 def test_deep_merge():
     base = {"a": {"b": 1, "c": [1, 2], "keep": {"k": 1}}, "d": 1, "e": 2, "s": 5}
     patch = {"a": {"c": [3], "x": {"y": 1}}, "d": None, "f": "new", "s": {"now": "dict"}, "missing": None}
     base_before, patch_before = copy.deepcopy(base), copy.deepcopy(patch)
     result = kops_spec.deep_merge(base, patch)
-    assert result == {"a": {"b": 1, "c": [3], "keep": {"k": 1}, "x": {"y": 1}}, "e": 2, "f": "new",
-                      "s": {"now": "dict"}}
+    assert result == {"a": {"b": 1, "c": [3], "keep": {"k": 1}, "x": {"y": 1}}, "e": 2, "f": "new", "s": {"now": "dict"}}
     assert base == base_before and patch == patch_before
     # The result shares nothing with the inputs.
     result["a"]["keep"]["k"] = 99
@@ -238,10 +257,8 @@ def test_get_and_set_path():
 
 
 def test_diff_paths():
-    before = {"spec": {"kubernetesVersion": "1.34.1", "cloudLabels": {"a": "1"}, "sshAccess": ["0.0.0.0/0"],
-                       "channel": "stable", "same": {"x": [1]}}}
-    after = {"spec": {"kubernetesVersion": "1.35.0", "cloudLabels": {"a": "1", "b": "2"}, "sshAccess": ["10.0.0.0/8"],
-                      "same": {"x": [1]}}}
+    before = {"spec": {"kubernetesVersion": "1.34.1", "cloudLabels": {"a": "1"}, "sshAccess": ["0.0.0.0/0"], "channel": "stable", "same": {"x": [1]}}}
+    after = {"spec": {"kubernetesVersion": "1.35.0", "cloudLabels": {"a": "1", "b": "2"}, "sshAccess": ["10.0.0.0/8"], "same": {"x": [1]}}}
     assert kops_spec.diff_paths(before, after) == [
         {"path": "spec.channel", "before": "stable", "after": None},
         {"path": "spec.cloudLabels.b", "before": None, "after": "2"},
@@ -269,8 +286,15 @@ def test_strip_server_fields():
 
 
 def test_cluster_overrides():
-    params = {"kubernetes_version": "v1.35.0", "cloud_labels": {"team": 7, "env": "dev"}, "channel": "stable",
-              "admin_access": ["10.0.0.0/8"], "ssh_access": None, "zones": ["us-east-1a"], "node_count": 3}
+    params = {
+        "kubernetes_version": "v1.35.0",
+        "cloud_labels": {"team": 7, "env": "dev"},
+        "channel": "stable",
+        "admin_access": ["10.0.0.0/8"],
+        "ssh_access": None,
+        "zones": ["us-east-1a"],
+        "node_count": 3,
+    }
     assert kops_spec.cluster_overrides(params) == {
         ("spec", "kubernetesVersion"): "1.35.0",
         ("spec", "cloudLabels"): {"team": "7", "env": "dev"},
@@ -292,8 +316,13 @@ def test_desired_object_with_overrides_and_raw_spec():
     current["status"] = {"phase": "x"}
     snapshot = copy.deepcopy(current)
     overrides = kops_spec.cluster_overrides({"kubernetes_version": "v1.35.0", "cloud_labels": {"team": "a"}})
-    raw_spec = {"kubeProxy": {"enabled": True, "metricsBindAddress": "0.0.0.0"}, "sshAccess": ["10.0.0.0/8"],
-                "channel": None, "kubernetesVersion": "1.34.9", "kubelet": {"maxPods": 200}}
+    raw_spec = {
+        "kubeProxy": {"enabled": True, "metricsBindAddress": "0.0.0.0"},
+        "sshAccess": ["10.0.0.0/8"],
+        "channel": None,
+        "kubernetesVersion": "1.34.9",
+        "kubelet": {"maxPods": 200},
+    }
     desired = kops_spec.desired_object(current, overrides, raw_spec)
 
     assert current == snapshot
@@ -330,57 +359,135 @@ def test_desired_object_without_changes_is_stripped_copy():
 
 
 HA_PARAMS = dict(
-    name=CLUSTER, state="present", cloud="aws", zones=["us-east-1a", "us-east-1b", "us-east-1c"],
-    control_plane_zones=["us-east-1a", "us-east-1b", "us-east-1c"], control_plane_count=None, node_count=2,
-    node_size="t3.medium", control_plane_size="t3.medium", kubernetes_version=None, allow_version_skip=False,
-    networking=None, topology=None, bastion=True, dns=None, dns_zone="kopsclustertest.example.org",
-    ssh_public_key=None, image=None, control_plane_image=None, node_image=None, vpc=None, network_cidr=None,
-    subnets=None, utility_subnets=None, admin_access=None, ssh_access=None, cloud_labels={"b": 2, "a": "1"},
-    api_loadbalancer_type=None, channel=None, spec=None,
+    name=CLUSTER,
+    state="present",
+    cloud="aws",
+    zones=["us-east-1a", "us-east-1b", "us-east-1c"],
+    control_plane_zones=["us-east-1a", "us-east-1b", "us-east-1c"],
+    control_plane_count=None,
+    node_count=2,
+    node_size="t3.medium",
+    control_plane_size="t3.medium",
+    kubernetes_version=None,
+    allow_version_skip=False,
+    networking=None,
+    topology=None,
+    bastion=True,
+    dns=None,
+    dns_zone="kopsclustertest.example.org",
+    ssh_public_key=None,
+    image=None,
+    control_plane_image=None,
+    node_image=None,
+    vpc=None,
+    network_cidr=None,
+    subnets=None,
+    utility_subnets=None,
+    admin_access=None,
+    ssh_access=None,
+    cloud_labels={"b": 2, "a": "1"},
+    api_loadbalancer_type=None,
+    channel=None,
+    spec=None,
 )
 
 
 def test_create_cluster_args_ha_example():
     assert kops_spec.create_cluster_args(CLUSTER, HA_PARAMS) == [
-        "create", "cluster", "--name", CLUSTER, "--cloud", "aws",
-        "--zones", "us-east-1a,us-east-1b,us-east-1c",
-        "--control-plane-zones", "us-east-1a,us-east-1b,us-east-1c",
-        "--node-count", "2",
-        "--node-size", "t3.medium",
-        "--control-plane-size", "t3.medium",
-        "--dns-zone", "kopsclustertest.example.org",
+        "create",
+        "cluster",
+        "--name",
+        CLUSTER,
+        "--cloud",
+        "aws",
+        "--zones",
+        "us-east-1a,us-east-1b,us-east-1c",
+        "--control-plane-zones",
+        "us-east-1a,us-east-1b,us-east-1c",
+        "--node-count",
+        "2",
+        "--node-size",
+        "t3.medium",
+        "--control-plane-size",
+        "t3.medium",
+        "--dns-zone",
+        "kopsclustertest.example.org",
         "--bastion",
-        "--cloud-labels", "a=1,b=2",
+        "--cloud-labels",
+        "a=1,b=2",
     ]
 
 
 def test_create_cluster_args_minimal_and_unset_options():
-    params = dict(HA_PARAMS, control_plane_zones=None, node_count=None, node_size=None, control_plane_size=None,
-                  dns_zone=None, bastion=False, cloud_labels=None, zones=["us-east-1a"], cloud=None)
-    assert kops_spec.create_cluster_args("a.k8s.local", params) == [
-        "create", "cluster", "--name", "a.k8s.local", "--cloud", "aws", "--zones", "us-east-1a"]
+    params = dict(
+        HA_PARAMS,
+        control_plane_zones=None,
+        node_count=None,
+        node_size=None,
+        control_plane_size=None,
+        dns_zone=None,
+        bastion=False,
+        cloud_labels=None,
+        zones=["us-east-1a"],
+        cloud=None,
+    )
+    assert kops_spec.create_cluster_args("a.k8s.local", params) == ["create", "cluster", "--name", "a.k8s.local", "--cloud", "aws", "--zones", "us-east-1a"]
     assert kops_spec.create_cluster_args("a.k8s.local", {"zones": ["us-east-1a"]}) == [
-        "create", "cluster", "--name", "a.k8s.local", "--cloud", "aws", "--zones", "us-east-1a"]
+        "create",
+        "cluster",
+        "--name",
+        "a.k8s.local",
+        "--cloud",
+        "aws",
+        "--zones",
+        "us-east-1a",
+    ]
 
 
 def test_create_cluster_args_other_flags():
-    params = {"zones": ["eu-west-1a"], "node_count": 0, "control_plane_count": 1, "kubernetes_version": "v1.34.1",
-              "networking": "cilium", "topology": "private", "network_cidr": "10.10.0.0/16",
-              "admin_access": ["10.0.0.0/8", "192.168.0.0/16"], "ssh_access": [], "image": "",
-              "api_loadbalancer_type": "public", "channel": "stable"}
+    params = {
+        "zones": ["eu-west-1a"],
+        "node_count": 0,
+        "control_plane_count": 1,
+        "kubernetes_version": "v1.34.1",
+        "networking": "cilium",
+        "topology": "private",
+        "network_cidr": "10.10.0.0/16",
+        "admin_access": ["10.0.0.0/8", "192.168.0.0/16"],
+        "ssh_access": [],
+        "image": "",
+        "api_loadbalancer_type": "public",
+        "channel": "stable",
+    }
     assert kops_spec.create_cluster_args("c.example.org", params, "/tmp/key.pub") == [
-        "create", "cluster", "--name", "c.example.org", "--cloud", "aws",
-        "--zones", "eu-west-1a",
-        "--admin-access", "10.0.0.0/8,192.168.0.0/16",
-        "--network-cidr", "10.10.0.0/16",
-        "--control-plane-count", "1",
-        "--node-count", "0",
-        "--kubernetes-version", "v1.34.1",
-        "--networking", "cilium",
-        "--topology", "private",
-        "--api-loadbalancer-type", "public",
-        "--channel", "stable",
-        "--ssh-public-key", "/tmp/key.pub",
+        "create",
+        "cluster",
+        "--name",
+        "c.example.org",
+        "--cloud",
+        "aws",
+        "--zones",
+        "eu-west-1a",
+        "--admin-access",
+        "10.0.0.0/8,192.168.0.0/16",
+        "--network-cidr",
+        "10.10.0.0/16",
+        "--control-plane-count",
+        "1",
+        "--node-count",
+        "0",
+        "--kubernetes-version",
+        "v1.34.1",
+        "--networking",
+        "cilium",
+        "--topology",
+        "private",
+        "--api-loadbalancer-type",
+        "public",
+        "--channel",
+        "stable",
+        "--ssh-public-key",
+        "/tmp/key.pub",
     ]
 
 
@@ -388,10 +495,19 @@ def test_create_cluster_args_other_flags():
 # kops_cluster_ops: check_version_change, cluster_facts
 # --------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("current, desired", [
-    ("1.34.1", "1.35.0"), ("1.34.1", "v1.35.0"), ("v1.34.1", "1.34.3"), ("1.34.1", "1.34.1"),
-    ("1.34.1", "v1.34.1"), (None, "1.36.0"), ("", "1.36.0"),
-])
+
+@pytest.mark.parametrize(
+    "current, desired",
+    [
+        ("1.34.1", "1.35.0"),
+        ("1.34.1", "v1.35.0"),
+        ("v1.34.1", "1.34.3"),
+        ("1.34.1", "1.34.1"),
+        ("1.34.1", "v1.34.1"),
+        (None, "1.36.0"),
+        ("", "1.36.0"),
+    ],
+)
 def test_version_change_allowed(current, desired):
     assert check_version_change(current, desired) is None
 
@@ -407,8 +523,7 @@ def test_version_change_skipping_a_minor():
 @pytest.mark.parametrize("current, desired", [("1.35.0", "1.34.1"), ("1.34.2", "1.34.1"), ("1.36.0", "v1.34.0")])
 def test_version_change_downgrade_refused(current, desired):
     message = check_version_change(current, desired)
-    assert message.startswith("kubernetes_version: %s is older than the running %s"
-                              % (kops_spec.normalize_version(desired), current))
+    assert message.startswith("kubernetes_version: %s is older than the running %s" % (kops_spec.normalize_version(desired), current))
     assert "downgrades are refused" in message
 
 
@@ -432,11 +547,17 @@ def test_cluster_facts_from_real_cluster():
 
 
 def test_cluster_facts_empty():
-    assert cluster_facts(None) == {"kubernetes_version": None, "dns_zone": None, "zones": [],
-                                   "control_plane_groups": [], "cloud_labels": {}, "topology": [],
-                                   "network_cidr": None, "api_name": None}
-    subnets = [{"name": "p-a", "zone": "us-east-1a", "type": "Private"},
-               {"name": "u-a", "zone": "us-east-1a", "type": "Utility"}]
+    assert cluster_facts(None) == {
+        "kubernetes_version": None,
+        "dns_zone": None,
+        "zones": [],
+        "control_plane_groups": [],
+        "cloud_labels": {},
+        "topology": [],
+        "network_cidr": None,
+        "api_name": None,
+    }
+    subnets = [{"name": "p-a", "zone": "us-east-1a", "type": "Private"}, {"name": "u-a", "zone": "us-east-1a", "type": "Utility"}]
     facts = cluster_facts({"spec": {"cloudLabels": {"team": "a"}, "subnets": subnets}})
     assert facts["zones"] == ["us-east-1a"] and facts["topology"] == ["Private", "Utility"]
     assert facts["cloud_labels"] == {"team": "a"}
@@ -444,9 +565,19 @@ def test_cluster_facts_empty():
 
 # --- ARNs follow the partition (issue 16 item 6): botocore's partition table, kops' FindRegion -----------------
 
-@pytest.mark.parametrize("region, partition", [("us-east-1", "aws"), ("cn-north-1", "aws-cn"), ("cn-northwest-1", "aws-cn"),
-                                               ("us-gov-west-1", "aws-us-gov"), ("us-iso-east-1", "aws-iso"),
-                                               ("mars-1", None), (None, None)])
+
+@pytest.mark.parametrize(
+    "region, partition",
+    [
+        ("us-east-1", "aws"),
+        ("cn-north-1", "aws-cn"),
+        ("cn-northwest-1", "aws-cn"),
+        ("us-gov-west-1", "aws-us-gov"),
+        ("us-iso-east-1", "aws-iso"),
+        ("mars-1", None),
+        (None, None),
+    ],
+)
 def test_partition_of_region(region, partition):
     assert kops_rules.partition_of(region) == partition
 
@@ -457,34 +588,49 @@ def test_region_of_spec_is_kops_find_region():
     assert kops_rules.region_of_spec({"subnets": []}) is None and kops_rules.region_of_spec(None) is None
 
 
-@pytest.mark.parametrize("value, region", [
-    ({"externalPolicies": {"node": ["arn:aws-cn:iam::123456789012:policy/x"]}}, "cn-northwest-1"),
-    ([{"targetGroupArn": "arn:aws-us-gov:elasticloadbalancing:us-gov-west-1:123456789012:targetgroup/t/1"}], "us-gov-west-1"),
-    ({"iam": {"permissionsBoundary": "arn:aws:iam::123456789012:policy/b"}}, "us-east-1"),
-    ({"name": "arn-less text", "n": 3}, "cn-north-1"),
-    ({"externalPolicies": {"node": ["arn:aws:iam::123456789012:policy/x"]}}, "mars-1"),  # unknown region: no rule
-])
+@pytest.mark.parametrize(
+    "value, region",
+    [
+        ({"externalPolicies": {"node": ["arn:aws-cn:iam::123456789012:policy/x"]}}, "cn-northwest-1"),
+        ([{"targetGroupArn": "arn:aws-us-gov:elasticloadbalancing:us-gov-west-1:123456789012:targetgroup/t/1"}], "us-gov-west-1"),
+        ({"iam": {"permissionsBoundary": "arn:aws:iam::123456789012:policy/b"}}, "us-east-1"),
+        ({"name": "arn-less text", "n": 3}, "cn-north-1"),
+        ({"externalPolicies": {"node": ["arn:aws:iam::123456789012:policy/x"]}}, "mars-1"),  # unknown region: no rule
+    ],
+)
 def test_arns_of_the_region_partition_pass(value, region):
     kops_rules.arn_partitions(value, region, "spec")
 
 
-@pytest.mark.parametrize("value, region, message", [
-    ({"externalPolicies": {"node": ["arn:aws:iam::123456789012:policy/x"]}}, "cn-northwest-1",
-     "spec.externalPolicies.node[0]: 'arn:aws:iam::123456789012:policy/x' is not an ARN of partition aws-cn, the partition of cn-northwest-1"),
-    ({"iam": {"profile": "arn:aws-cn:iam::123456789012:instance-profile/p"}}, "us-gov-west-1",
-     "spec.iam.profile: 'arn:aws-cn:iam::123456789012:instance-profile/p' is not an ARN of partition aws-us-gov"),
-    ([{"targetGroupArn": "arn:aws-cn:elasticloadbalancing:cn-north-1:123456789012:targetgroup/t/1"}], "cn-northwest-1",
-     "spec[0].targetGroupArn: 'arn:aws-cn:elasticloadbalancing:cn-north-1:123456789012:targetgroup/t/1' is in region cn-north-1; the cluster is in cn-northwest-1"),
-    ({"x": "arn:aws"}, "us-east-1", "spec.x: 'arn:aws' is not an ARN of partition aws"),
-])
+@pytest.mark.parametrize(
+    "value, region, message",
+    [
+        (
+            {"externalPolicies": {"node": ["arn:aws:iam::123456789012:policy/x"]}},
+            "cn-northwest-1",
+            "spec.externalPolicies.node[0]: 'arn:aws:iam::123456789012:policy/x' is not an ARN of partition aws-cn, the partition of cn-northwest-1",
+        ),
+        (
+            {"iam": {"profile": "arn:aws-cn:iam::123456789012:instance-profile/p"}},
+            "us-gov-west-1",
+            "spec.iam.profile: 'arn:aws-cn:iam::123456789012:instance-profile/p' is not an ARN of partition aws-us-gov",
+        ),
+        (
+            [{"targetGroupArn": "arn:aws-cn:elasticloadbalancing:cn-north-1:123456789012:targetgroup/t/1"}],
+            "cn-northwest-1",
+            "spec[0].targetGroupArn: 'arn:aws-cn:elasticloadbalancing:cn-north-1:123456789012:targetgroup/t/1'"
+            " is in region cn-north-1; the cluster is in cn-northwest-1",
+        ),
+        ({"x": "arn:aws"}, "us-east-1", "spec.x: 'arn:aws' is not an ARN of partition aws"),
+    ],
+)
 def test_arns_of_another_partition_or_region_are_refused(value, region, message):
     with pytest.raises(RuleError) as err:
         kops_rules.arn_partitions(value, region, "spec")
     assert str(err.value) == message or str(err.value).startswith(message)
 
 
-@pytest.mark.parametrize("value, ok", [("1.31.0", True), ("v1.31.0", True), ("1.36.2", True), ("1.30.99", False),
-                                       ("v1.14.8", False)])
+@pytest.mark.parametrize("value, ok", [("1.31.0", True), ("v1.31.0", True), ("1.36.2", True), ("1.30.99", False), ("v1.14.8", False)])
 def test_oldest_supported_kubernetes_version(value, ok):
     """upup/pkg/fi/cloudup/apply_cluster.go:79 OldestSupportedKubernetesVersion = "1.31.0"; :1010 refuses older."""
     if ok:

@@ -1,12 +1,12 @@
 """kops_runner: the child environment, and KopsRunner against a fake kops (a shell script in tmp_path)."""
+
 import os
 import stat
 import time
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import (
-    KopsError, KopsRunner, find_binary, kops_environment)
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, KopsRunner, find_binary, kops_environment
 
 ENDPOINT = "http://127.0.0.1:5055"
 
@@ -15,9 +15,11 @@ ENDPOINT = "http://127.0.0.1:5055"
 # kops_environment
 # --------------------------------------------------------------------------------------------
 
+
 def test_environment_with_endpoint():
-    env = kops_environment(state_store="s3://kops-state", region="eu-west-1", endpoint_url=ENDPOINT,
-                           access_key="AKIDEXAMPLE", secret_key="sekrit", session_token="tok", base={})
+    env = kops_environment(
+        state_store="s3://kops-state", region="eu-west-1", endpoint_url=ENDPOINT, access_key="AKIDEXAMPLE", secret_key="sekrit", session_token="tok", base={}
+    )
     assert env == {
         "KOPS_STATE_STORE": "s3://kops-state",
         "AWS_REGION": "eu-west-1",
@@ -35,15 +37,25 @@ def test_environment_with_endpoint():
 
 
 def test_environment_endpoint_from_base_and_region_fallbacks():
-    base = {"AWS_ENDPOINT_URL": ENDPOINT, "AWS_ACCESS_KEY_ID": "A", "AWS_SECRET_ACCESS_KEY": "S",
-            "AWS_DEFAULT_REGION": "ap-south-1", "AWS_EC2_METADATA_DISABLED": "false"}
+    base = {
+        "AWS_ENDPOINT_URL": ENDPOINT,
+        "AWS_ACCESS_KEY_ID": "A",
+        "AWS_SECRET_ACCESS_KEY": "S",
+        "AWS_DEFAULT_REGION": "ap-south-1",
+        "AWS_EC2_METADATA_DISABLED": "false",
+    }
     env = kops_environment(base=base)
     assert env["S3_ENDPOINT"] == ENDPOINT
     assert env["S3_REGION"] == "ap-south-1"
     assert env["S3_ACCESS_KEY_ID"] == "A" and env["S3_SECRET_ACCESS_KEY"] == "S"
     assert env["AWS_EC2_METADATA_DISABLED"] == "false"  # an explicit setting is kept
-    assert base == {"AWS_ENDPOINT_URL": ENDPOINT, "AWS_ACCESS_KEY_ID": "A", "AWS_SECRET_ACCESS_KEY": "S",
-                    "AWS_DEFAULT_REGION": "ap-south-1", "AWS_EC2_METADATA_DISABLED": "false"}
+    assert base == {
+        "AWS_ENDPOINT_URL": ENDPOINT,
+        "AWS_ACCESS_KEY_ID": "A",
+        "AWS_SECRET_ACCESS_KEY": "S",
+        "AWS_DEFAULT_REGION": "ap-south-1",
+        "AWS_EC2_METADATA_DISABLED": "false",
+    }
     assert kops_environment(endpoint_url=ENDPOINT, base={})["S3_REGION"] == "us-east-1"
     # Without static keys there are no S3 keys to copy.
     env = kops_environment(endpoint_url=ENDPOINT, region="us-west-2", base={})
@@ -57,10 +69,14 @@ def test_environment_region_keeps_explicit_default_region():
 
 
 def test_environment_without_endpoint_has_no_s3_keys():
-    env = kops_environment(state_store="s3://kops-state", region="us-east-1", access_key="A", secret_key="S",
-                           base={})
-    assert env == {"KOPS_STATE_STORE": "s3://kops-state", "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1",
-                   "AWS_ACCESS_KEY_ID": "A", "AWS_SECRET_ACCESS_KEY": "S"}
+    env = kops_environment(state_store="s3://kops-state", region="us-east-1", access_key="A", secret_key="S", base={})
+    assert env == {
+        "KOPS_STATE_STORE": "s3://kops-state",
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "A",
+        "AWS_SECRET_ACCESS_KEY": "S",
+    }
     assert not any(key.startswith("S3_") for key in env)
     assert "AWS_ENDPOINT_URL" not in env and "AWS_EC2_METADATA_DISABLED" not in env
 
@@ -90,6 +106,7 @@ def test_environment_defaults_to_os_environ(monkeypatch):
 # --------------------------------------------------------------------------------------------
 # find_binary
 # --------------------------------------------------------------------------------------------
+
 
 def make_script(tmp_path, body, name="kops"):
     path = tmp_path / name
@@ -126,6 +143,7 @@ def test_find_binary_not_executable(tmp_path):
 # KopsRunner
 # --------------------------------------------------------------------------------------------
 
+
 def runner_env(**extra):
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
     env.update(extra)
@@ -157,8 +175,7 @@ def test_run_passes_stdin(tmp_path):
 
 
 def test_run_failure_raises_kops_error(tmp_path):
-    script = make_script(tmp_path, 'echo partial; echo "I1130 00:19:04.621661   1 x.go:1] log" >&2; '
-                                   'echo "Error: cluster not found \\"x\\"" >&2; exit 1')
+    script = make_script(tmp_path, 'echo partial; echo "I1130 00:19:04.621661   1 x.go:1] log" >&2; echo "Error: cluster not found \\"x\\"" >&2; exit 1')
     runner = KopsRunner(script, runner_env(), timeout=30)
     with pytest.raises(KopsError) as err:
         runner.run(["get", "cluster", "x", "-o", "json"])
@@ -170,10 +187,8 @@ def test_run_failure_raises_kops_error(tmp_path):
     assert error.stdout == "partial\n"
     assert error.stderr.endswith('Error: cluster not found "x"\n')
     assert error.not_found is True
-    assert error.to_result() == {"kops_command": ["kops", "get", "cluster", "x", "-o", "json"], "rc": 1,
-                                 "stderr": error.stderr}
-    assert runner.calls == [{"argv": ["kops", "get", "cluster", "x", "-o", "json"], "rc": 1,
-                             "seconds": runner.calls[0]["seconds"]}]
+    assert error.to_result() == {"kops_command": ["kops", "get", "cluster", "x", "-o", "json"], "rc": 1, "stderr": error.stderr}
+    assert runner.calls == [{"argv": ["kops", "get", "cluster", "x", "-o", "json"], "rc": 1, "seconds": runner.calls[0]["seconds"]}]
 
 
 def test_run_failure_without_error_line(tmp_path):
@@ -197,15 +212,18 @@ def test_stderr_is_truncated_to_last_4000_characters():
     assert len(error.stdout) == 4000
 
 
-@pytest.mark.parametrize("message, expected", [
-    ('cluster not found "x"', True),
-    ('error reading cluster configuration: Cluster.kops.k8s.io "x" not found', True),
-    ('InstanceGroup.kops.k8s.io "nodes-us-east-1d" not found', True),
-    ('instancegroup "nodes-x" not found', True),
-    ('NoSuchBucket: The specified bucket does not exist', False),
-    ('error listing nodes in cluster: Get "https://api.x/api/v1/nodes": dial tcp: lookup api.x: no such host', False),
-    ('file "x" not found', False),
-])
+@pytest.mark.parametrize(
+    "message, expected",
+    [
+        ('cluster not found "x"', True),
+        ('error reading cluster configuration: Cluster.kops.k8s.io "x" not found', True),
+        ('InstanceGroup.kops.k8s.io "nodes-us-east-1d" not found', True),
+        ('instancegroup "nodes-x" not found', True),
+        ("NoSuchBucket: The specified bucket does not exist", False),
+        ('error listing nodes in cluster: Get "https://api.x/api/v1/nodes": dial tcp: lookup api.x: no such host', False),
+        ('file "x" not found', False),
+    ],
+)
 def test_not_found(message, expected):
     assert KopsError(message).not_found is expected
 
@@ -246,14 +264,12 @@ SECRET = "s3cr3t"
 
 
 def secret_env():
-    return runner_env(AWS_ACCESS_KEY_ID="AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY=SECRET,
-                      S3_SECRET_ACCESS_KEY=SECRET)
+    return runner_env(AWS_ACCESS_KEY_ID="AKIDEXAMPLE", AWS_SECRET_ACCESS_KEY=SECRET, S3_SECRET_ACCESS_KEY=SECRET)
 
 
 def test_secret_not_in_error_result_or_calls(tmp_path):
     seen = tmp_path / "seen"
-    script = make_script(tmp_path, 'printf %%s "$AWS_SECRET_ACCESS_KEY" > "%s"; '
-                                   'echo "Error: AccessDenied: Access Denied" >&2; exit 1' % seen)
+    script = make_script(tmp_path, 'printf %%s "$AWS_SECRET_ACCESS_KEY" > "%s"; echo "Error: AccessDenied: Access Denied" >&2; exit 1' % seen)
     runner = KopsRunner(script, secret_env(), timeout=30)
     with pytest.raises(KopsError) as err:
         runner.run(["get", "cluster", "--name", "a.example.org"])
@@ -275,19 +291,28 @@ def test_secret_echoed_by_kops_is_redacted(tmp_path):
     assert SECRET not in repr(err.value.to_result())
 
 
-
 def test_writes_are_the_commands_that_may_write(tmp_path):
     """KopsRunner.writes: kops' writing subcommands (cmd/kops/root.go) unless --dry-run, and any command with
     --yes; reads and dry runs are left out; the exit code is kept (a failed write may have written part)."""
     script = make_script(tmp_path, 'case "$*" in *fail*) exit 1;; esac; exit 0')
     runner = KopsRunner(script, env=runner_env())
-    for args in (["get", "--name", "c.example.org", "-o", "yaml"], ["create", "cluster", "--name", "c", "--dry-run", "-o", "yaml"],
-                 ["update", "cluster", "--name", "c"], ["validate", "cluster", "--name", "c"],
-                 ["create", "cluster", "--name", "c"], ["replace", "-f", "-"],
-                 ["update", "cluster", "--name", "c", "--yes"], ["rolling-update", "cluster", "c", "--yes", "fail"]):
+    for args in (
+        ["get", "--name", "c.example.org", "-o", "yaml"],
+        ["create", "cluster", "--name", "c", "--dry-run", "-o", "yaml"],
+        ["update", "cluster", "--name", "c"],
+        ["validate", "cluster", "--name", "c"],
+        ["create", "cluster", "--name", "c"],
+        ["replace", "-f", "-"],
+        ["update", "cluster", "--name", "c", "--yes"],
+        ["rolling-update", "cluster", "c", "--yes", "fail"],
+    ):
         runner.run(args, check=False)
-    assert runner.writes() == ["kops create cluster (exit 0)", "kops replace (exit 0)",
-                               "kops update cluster --yes (exit 0)", "kops rolling-update cluster --yes (exit 1)"]
+    assert runner.writes() == [
+        "kops create cluster (exit 0)",
+        "kops replace (exit 0)",
+        "kops update cluster --yes (exit 0)",
+        "kops rolling-update cluster --yes (exit 1)",
+    ]
 
 
 def test_binary_that_cannot_start_names_kops_binary(tmp_path):

@@ -1,4 +1,5 @@
 """kops_store's pure helpers on real kops v1.36.2 objects (the HA cluster of the kOps guide)."""
+
 import copy
 import json
 import os
@@ -24,16 +25,18 @@ def record():
         cluster = json.load(handle)
     with open(os.path.join(FIXTURES, "get_ig.yaml")) as handle:
         groups = [g for g in yaml.safe_load_all(handle) if g]
-    return {"store": "s3://kopsible-state", "name": cluster["metadata"]["name"], "cluster": cluster,
-            "instance_groups": groups}
+    return {"store": "s3://kopsible-state", "name": cluster["metadata"]["name"], "cluster": cluster, "instance_groups": groups}
 
 
-@pytest.mark.parametrize("url,expected", [
-    ("s3://bucket", ("bucket", "")),
-    ("s3://bucket/", ("bucket", "")),
-    ("s3://bucket/fleet/eu", ("bucket", "fleet/eu/")),
-    ("S3://bucket/p/", ("bucket", "p/")),
-])
+@pytest.mark.parametrize(
+    "url,expected",
+    [
+        ("s3://bucket", ("bucket", "")),
+        ("s3://bucket/", ("bucket", "")),
+        ("s3://bucket/fleet/eu", ("bucket", "fleet/eu/")),
+        ("S3://bucket/p/", ("bucket", "p/")),
+    ],
+)
 def test_parse_store_url(url, expected):
     assert parse_store_url(url) == expected
 
@@ -50,10 +53,19 @@ def test_normalize_store_url():
     assert normalize_store_url(" s3://b/x/y/ ") == "s3://b/x/y"
 
 
-@pytest.mark.parametrize("version,minor", [
-    ("1.34.1", "1.34"), ("v1.35.0", "1.35"), ("1.36", "1.36"), ("1.33.0-rc.1", "1.33"),
-    ("https://example.org/k8s/v1.34.1/", None), ("", None), (None, None), ("1", None),
-])
+@pytest.mark.parametrize(
+    "version,minor",
+    [
+        ("1.34.1", "1.34"),
+        ("v1.35.0", "1.35"),
+        ("1.36", "1.36"),
+        ("1.33.0-rc.1", "1.33"),
+        ("https://example.org/k8s/v1.34.1/", None),
+        ("", None),
+        (None, None),
+        ("1", None),
+    ],
+)
 def test_kubernetes_minor(version, minor):
     assert kubernetes_minor(version) == minor
 
@@ -77,8 +89,7 @@ def test_summary_of_the_ha_cluster(record):
     assert facts["dns_zone"] == "kopsclustertest.example.org" and facts["dns_type"] == "Public"
     assert facts["topology"] == "public"
     assert facts["networking"] == "cilium"
-    roles = sorted((g["name"], g["role"], g["min_size"], g["max_size"], g["machine_type"], tuple(g["zones"]))
-                   for g in facts["instance_groups"])
+    roles = sorted((g["name"], g["role"], g["min_size"], g["max_size"], g["machine_type"], tuple(g["zones"])) for g in facts["instance_groups"])
     assert roles == [
         ("control-plane-us-east-1a", "Master", 1, 1, "t3.medium", ("us-east-1a",)),
         ("control-plane-us-east-1b", "Master", 1, 1, "t3.medium", ("us-east-1b",)),
@@ -96,14 +107,12 @@ def test_private_topology_utility_subnets_and_group_zones(record):
     subnet names (not zones) are what an IG lists, so zones come through the cluster's subnets."""
     record = copy.deepcopy(record)
     spec = record["cluster"]["spec"]
-    spec["subnets"] = [{"name": "priv-a", "zone": "eu-west-1a", "type": "Private"},
-                       {"name": "utility-eu-west-1a", "zone": "eu-west-1a", "type": "Utility"}]
+    spec["subnets"] = [{"name": "priv-a", "zone": "eu-west-1a", "type": "Private"}, {"name": "utility-eu-west-1a", "zone": "eu-west-1a", "type": "Utility"}]
     del spec["topology"]
     spec["cloudLabels"] = {"environment": "prod"}
     record["instance_groups"] = [
         {"metadata": {"name": "cp"}, "spec": {"role": "ControlPlane", "subnets": ["priv-a"], "minSize": 1, "maxSize": 1}},
-        {"metadata": {"name": "n"}, "spec": {"role": "Node", "subnets": ["priv-a"], "zones": ["eu-west-1b"],
-                                             "minSize": 2, "maxSize": 5}},
+        {"metadata": {"name": "n"}, "spec": {"role": "Node", "subnets": ["priv-a"], "zones": ["eu-west-1b"], "minSize": 2, "maxSize": 5}},
         {"metadata": {"name": "bastions"}, "spec": {"role": "Bastion", "subnets": ["utility-eu-west-1a"]}},
     ]
     facts = summarize_cluster(record)

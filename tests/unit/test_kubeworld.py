@@ -1,5 +1,6 @@
 """Pure logic of the kube world (tools/kubeworld): kops keysets, certificates issued by the cluster CA,
 the NodeupConfigHash in kops' user data in each of its shapes."""
+
 import base64
 import gzip
 import hashlib
@@ -21,14 +22,18 @@ def keyset_yaml(pair, key_id="7432109876543210987", extra_old=True):
     keys = []
     if extra_old:
         old = pki.self_signed_ca("old-ca")
-        keys.append({"id": "1111", "publicMaterial": base64.b64encode(old.cert_pem).decode(),
-                     "privateMaterial": base64.b64encode(old.key_pem).decode()})
-    keys.append({"id": key_id, "publicMaterial": base64.b64encode(pair.cert_pem).decode(),
-                 "privateMaterial": base64.b64encode(pair.key_pem).decode()})
+        keys.append({"id": "1111", "publicMaterial": base64.b64encode(old.cert_pem).decode(), "privateMaterial": base64.b64encode(old.key_pem).decode()})
+    keys.append({"id": key_id, "publicMaterial": base64.b64encode(pair.cert_pem).decode(), "privateMaterial": base64.b64encode(pair.key_pem).decode()})
     import yaml
 
-    return yaml.safe_dump({"apiVersion": "kops.k8s.io/v1alpha2", "kind": "Keyset", "metadata": {"name": "kubernetes-ca"},
-                           "spec": {"type": "Keypair", "primaryId": key_id, "keys": keys}})
+    return yaml.safe_dump(
+        {
+            "apiVersion": "kops.k8s.io/v1alpha2",
+            "kind": "Keyset",
+            "metadata": {"name": "kubernetes-ca"},
+            "spec": {"type": "Keypair", "primaryId": key_id, "keys": keys},
+        }
+    )
 
 
 def test_parse_keyset_takes_the_primary_key():
@@ -46,8 +51,9 @@ def test_parse_keyset_without_private_material_is_refused():
 
 def test_serving_certificate_is_signed_by_the_cluster_ca_with_the_api_names():
     ca = pki.self_signed_ca("kubernetes-ca")
-    serving = pki.issue(ca, "kubernetes-master", server=True, dns_names=["api.c.example.org", "api.internal.c.example.org"],
-                        ip_addresses=["127.1.0.1", "100.64.0.1"])
+    serving = pki.issue(
+        ca, "kubernetes-master", server=True, dns_names=["api.c.example.org", "api.internal.c.example.org"], ip_addresses=["127.1.0.1", "100.64.0.1"]
+    )
     ca.cert.public_key().verify(serving.cert.signature, serving.cert.tbs_certificate_bytes, ec.ECDSA(serving.cert.signature_hash_algorithm))
     sans = serving.cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert sans.get_values_for_type(x509.DNSName) == ["api.c.example.org", "api.internal.c.example.org"]
@@ -60,13 +66,21 @@ def test_client_certificate_carries_user_and_groups_and_an_rsa_ca_signs_it():
     ca = pki.self_signed_ca("kubernetes-ca")
     from cryptography.hazmat.primitives import serialization
 
-    rsa_ca_cert = (x509.CertificateBuilder().subject_name(ca.cert.subject).issuer_name(ca.cert.subject)
-                   .public_key(key.public_key()).serial_number(1).not_valid_before(ca.cert.not_valid_before_utc)
-                   .not_valid_after(ca.cert.not_valid_after_utc)
-                   .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-                   .sign(key, __import__("cryptography.hazmat.primitives.hashes", fromlist=["SHA256"]).SHA256()))
-    rsa_ca = pki.Keypair(rsa_ca_cert.public_bytes(serialization.Encoding.PEM),
-                         key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    rsa_ca_cert = (
+        x509.CertificateBuilder()
+        .subject_name(ca.cert.subject)
+        .issuer_name(ca.cert.subject)
+        .public_key(key.public_key())
+        .serial_number(1)
+        .not_valid_before(ca.cert.not_valid_before_utc)
+        .not_valid_after(ca.cert.not_valid_after_utc)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, __import__("cryptography.hazmat.primitives.hashes", fromlist=["SHA256"]).SHA256())
+    )
+    rsa_ca = pki.Keypair(
+        rsa_ca_cert.public_bytes(serialization.Encoding.PEM),
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()),
+    )
     client = pki.issue(rsa_ca, "kopsible-node-agent", organizations=["system:masters"])
     key.public_key().verify(client.cert.signature, client.cert.tbs_certificate_bytes, padding.PKCS1v15(), client.cert.signature_hash_algorithm)
     subject = {a.oid._name: a.value for a in client.cert.subject}
@@ -94,11 +108,13 @@ def test_user_data_hash_plain_and_compressed(compress):
 def test_user_data_hash_in_a_mime_multipart_with_additional_user_data():
     digest = "q6P1n0v3xY4m2aTq3Zk5d1W7r9s8t0u2v4w6x8y0z1A="
     part = base64.b64encode(script(KUBE_ENV % digest).encode()).decode()
-    mime = ('Content-Type: multipart/mixed; boundary="MIMEBOUNDARY"\nMIME-Version: 1.0\n\n--MIMEBOUNDARY\n'
-            'Content-Disposition: attachment; filename="nodeup.sh"\nContent-Transfer-Encoding: base64\n'
-            'Content-Type: text/x-shellscript\nMime-Version: 1.0\n\n%s\n--MIMEBOUNDARY\n'
-            'Content-Disposition: attachment; filename="myscript.sh"\nContent-Transfer-Encoding: 7bit\n'
-            'Content-Type: text/x-shellscript\n\n#!/bin/sh\necho hello\n--MIMEBOUNDARY--\n' % part)
+    mime = (
+        'Content-Type: multipart/mixed; boundary="MIMEBOUNDARY"\nMIME-Version: 1.0\n\n--MIMEBOUNDARY\n'
+        'Content-Disposition: attachment; filename="nodeup.sh"\nContent-Transfer-Encoding: base64\n'
+        "Content-Type: text/x-shellscript\nMime-Version: 1.0\n\n%s\n--MIMEBOUNDARY\n"
+        'Content-Disposition: attachment; filename="myscript.sh"\nContent-Transfer-Encoding: 7bit\n'
+        "Content-Type: text/x-shellscript\n\n#!/bin/sh\necho hello\n--MIMEBOUNDARY--\n" % part
+    )
     assert user_data_hash(base64.b64encode(mime.encode()).decode()) == digest
 
 

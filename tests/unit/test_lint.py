@@ -1,6 +1,7 @@
 """Hygiene gates: ansible-lint (production profile) on the whole repository and ansible-test sanity on what
 the collection ships. Each fails on any finding and prints the findings; each is skipped only when its
 tool is not installed in the venv (requirements.txt installs both)."""
+
 import os
 import subprocess
 import sys
@@ -34,8 +35,15 @@ def test_ansible_lint_production_profile_has_no_finding():
     """Every playbook, role, vars file, meta file and galaxy.yml passes the production profile (.ansible-lint);
     the only exceptions are inline noqa comments, each with its reason."""
     lint = tool("ansible-lint")
-    proc = subprocess.run([lint, "--offline", "--profile", "production", "--format", "pep8", "--nocolor"],
-                          cwd=ROOT, env=env_for_tools(), capture_output=True, text=True, timeout=900, check=False)
+    proc = subprocess.run(
+        [lint, "--offline", "--profile", "production", "--format", "pep8", "--nocolor"],
+        cwd=ROOT,
+        env=env_for_tools(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     findings = [line for line in proc.stdout.splitlines() if line.strip()]
     assert proc.returncode == 0 and not findings, "ansible-lint found:\n%s\n%s" % (proc.stdout, proc.stderr[-3000:])
     # It did lint the repository (a run that finds no file also exits 0).
@@ -47,8 +55,15 @@ def test_ansible_test_sanity_passes_on_the_built_collection():
     yamllint...) on the unpacked tarball, through tests/sanity/run_sanity.py."""
     tool("ansible-test")
     tool("ansible-galaxy")
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "sanity", "run_sanity.py")],
-                          cwd=ROOT, env=env_for_tools(), capture_output=True, text=True, timeout=1800, check=False)
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "tests", "sanity", "run_sanity.py")],
+        cwd=ROOT,
+        env=env_for_tools(),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
     output = proc.stdout + proc.stderr
     errors = [line for line in output.splitlines() if line.startswith(("ERROR:", "FATAL:"))]
     assert proc.returncode == 0 and not errors, "ansible-test sanity found:\n%s" % "\n".join(errors or [output[-5000:]])
@@ -56,3 +71,17 @@ def test_ansible_test_sanity_passes_on_the_built_collection():
     # The checks that matter for plugins did run (a missing requirement makes ansible-test skip a test silently).
     for name in ("ansible-doc", "compile", "import", "pep8", "pylint", "validate-modules", "yamllint"):
         assert any('"%s"' % name in line for line in ran), "sanity test %s did not run:\n%s" % (name, output[-3000:])
+
+
+def test_ruff_format_and_check_have_no_finding():
+    """The Python of the repository (plugins, tools, tests, scripts, bench) is formatted by ``ruff format`` and has
+    no ``ruff check`` finding under pyproject.toml's rules; a finding is printed with its file and line."""
+    ruff = tool("ruff")
+    check = subprocess.run(
+        [ruff, "check", "--output-format", "concise", "."], cwd=ROOT, env=env_for_tools(), capture_output=True, text=True, timeout=300, check=False
+    )
+    assert check.returncode == 0, "ruff check found:\n%s%s" % (check.stdout, check.stderr)
+    fmt = subprocess.run([ruff, "format", "--check", "."], cwd=ROOT, env=env_for_tools(), capture_output=True, text=True, timeout=300, check=False)
+    assert fmt.returncode == 0, "ruff format would change:\n%s%s" % (fmt.stdout, fmt.stderr)
+    # It did read the repository's Python (a run that finds no file also exits 0).
+    assert "files already formatted" in fmt.stdout, fmt.stdout

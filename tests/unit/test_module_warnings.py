@@ -1,12 +1,11 @@
 """Issue 16 item 14: a warning reaches the result once and without ansible-core 2.19's deprecation
 "Passing `warnings` to `exit_json` or `fail_json` is deprecated" (amazon.aws copies its recorded warnings into
 exit_json on 2.19; KopsModule leaves that copy out, AnsibleModule.warn already reports them)."""
+
 import json
 
-import pytest
-from ansible.module_utils.testing import patch_module_args
-
 from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
+
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule
 
 
@@ -22,7 +21,8 @@ def run(module_class, capsys):
         "with patch_module_args({}):\n"
         "    module = Module(argument_spec={}, supports_check_mode=True)\n"
         "    module.warn('something to know')\n"
-        "    module.exit_json(changed=False)\n" % (module_class.__module__, module_class.__name__))
+        "    module.exit_json(changed=False)\n" % (module_class.__module__, module_class.__name__)
+    )
     import os
 
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # the collection as the tests import it

@@ -2,14 +2,21 @@
 module's rule (never stricter), and every value the module accepts is one kops accepts (never looser). kops'
 values come from its own ``kops create cluster --help`` (the real binary) and the cases its source accepts
 beyond the help (tools/harness/platform_lists.py cites them)."""
+
 import pytest
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules
 from ansible_collections.kopsible.kops.plugins.modules import kops_cluster
 from harness import platform_lists
 
-OPTION_FLAGS = {"networking": "networking", "cloud": "cloud", "topology": "topology", "dns": "dns",
-                "api_loadbalancer_type": "api-loadbalancer-type", "target": "target"}
+OPTION_FLAGS = {
+    "networking": "networking",
+    "cloud": "cloud",
+    "topology": "topology",
+    "dns": "dns",
+    "api_loadbalancer_type": "api-loadbalancer-type",
+    "target": "target",
+}
 
 
 def module_values(option):

@@ -1,4 +1,5 @@
 """tools/harness/ports.py: an occupied address is refused naming the process that holds it (read from /proc)."""
+
 import os
 import socket
 

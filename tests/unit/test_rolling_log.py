@@ -6,6 +6,7 @@ Deployment of 4 pods under a PodDisruptionBudget minAvailable 3, HA cluster upgr
 --node-interval 1s --validate-count 1 --validation-timeout 5m --drain-timeout 2m``, stdout and stderr kept
 apart (``rolling_update_drain.stdout`` / ``.stderr``); the merged form is the two read through one pipe,
 which the module does (its ordering is asserted by the integration tests on a real roll)."""
+
 import os
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rolling
@@ -26,8 +27,7 @@ def test_groups_instances_drains_validations_from_the_real_log():
     a = log["groups"]["nodes-us-east-1a"]
     assert a["instances"] == [{"id": "i-df1daf48e354eaaa5", "node": "ip-172-20-0-4.ec2.internal", "detached": True, "stopped": True}]
     assert a["nodes_drained"] == ["ip-172-20-0-4.ec2.internal"]
-    assert a["evictions_refused"] == [{"pod": "default/web-fb958ccc5-6nmkx",
-                                       "reason": "Cannot evict pod as it would violate the pod's disruption budget."}]
+    assert a["evictions_refused"] == [{"pod": "default/web-fb958ccc5-6nmkx", "reason": "Cannot evict pod as it would violate the pod's disruption budget."}]
     assert [v["ok"] for v in a["validations"]] == [False, True, True, True]
     assert a["validations"][0]["message"] == 'machine "i-82a49f2e1ddf557ea" has not yet joined cluster'
     assert a["validations"][1]["seconds"] == 33.401  # 00:24:37.057 -> 00:25:10.458, the 30 s retry included
@@ -47,21 +47,21 @@ def test_evictions_counted_once_per_pod_in_the_merged_order():
             merged.extend(evicting[:3] if drains == 0 else evicting[3:])
             drains += 1
     log = kops_output.parse_rolling_log("\n".join(merged), CLUSTER)
-    assert log["groups"]["nodes-us-east-1a"]["pods_evicted"] == {
-        "ip-172-20-0-4.ec2.internal": ["default/web-fb958ccc5-dtffl", "default/web-fb958ccc5-6nmkx"]}
-    assert log["groups"]["nodes-us-east-1b"]["pods_evicted"] == {
-        "ip-172-20-64-5.ec2.internal": ["default/web-fb958ccc5-nvlpn", "default/web-fb958ccc5-dvfnp"]}
+    assert log["groups"]["nodes-us-east-1a"]["pods_evicted"] == {"ip-172-20-0-4.ec2.internal": ["default/web-fb958ccc5-dtffl", "default/web-fb958ccc5-6nmkx"]}
+    assert log["groups"]["nodes-us-east-1b"]["pods_evicted"] == {"ip-172-20-64-5.ec2.internal": ["default/web-fb958ccc5-nvlpn", "default/web-fb958ccc5-dvfnp"]}
 
 
 def test_roll_report_pairs_old_and_new_and_lists_what_remains():
     log = kops_output.parse_rolling_log(read("rolling_update_drain.stderr"), CLUSTER)
-    changes = {"nodes-us-east-1a": {"before": ["i-df1daf48e354eaaa5"], "after": ["i-82a49f2e1ddf557ea"]},
-               "nodes-us-east-1b": {"before": ["i-e268e246adc799178"], "after": ["i-3a0b9f1346ac1dfc7"]}}
-    groups, remaining = kops_rolling.roll_report(log, changes, ["nodes-us-east-1a", "nodes-us-east-1b", "nodes-us-east-1c"],
-                                                 succeeded=True)
+    changes = {
+        "nodes-us-east-1a": {"before": ["i-df1daf48e354eaaa5"], "after": ["i-82a49f2e1ddf557ea"]},
+        "nodes-us-east-1b": {"before": ["i-e268e246adc799178"], "after": ["i-3a0b9f1346ac1dfc7"]},
+    }
+    groups, remaining = kops_rolling.roll_report(log, changes, ["nodes-us-east-1a", "nodes-us-east-1b", "nodes-us-east-1c"], succeeded=True)
     assert [(g["name"], g["instances"][0]["old"], g["instances"][0]["new"], g["done"]) for g in groups] == [
         ("nodes-us-east-1a", "i-df1daf48e354eaaa5", "i-82a49f2e1ddf557ea", True),
-        ("nodes-us-east-1b", "i-e268e246adc799178", "i-3a0b9f1346ac1dfc7", True)]
+        ("nodes-us-east-1b", "i-e268e246adc799178", "i-3a0b9f1346ac1dfc7", True),
+    ]
     assert groups[0]["validations"] == 4 and groups[0]["evictions_refused"] == 1
     assert remaining == []  # nodes-us-east-1c had nothing to replace; kops' run succeeded
     # kops logs "Completed rolling update" after a pass with failed groups too: a failed run marks none done by it
@@ -71,7 +71,7 @@ def test_roll_report_pairs_old_and_new_and_lists_what_remains():
 
 def test_roll_stopped_part_way_reports_what_remains():
     text = read("rolling_update_drain.stderr")
-    cut = text[:text.index("Stopping instance \"i-e268e246adc799178\"")]  # killed while draining the second group
+    cut = text[: text.index('Stopping instance "i-e268e246adc799178"')]  # killed while draining the second group
     log = kops_output.parse_rolling_log(cut, CLUSTER)
     groups, remaining = kops_rolling.roll_report(log, {}, ["nodes-us-east-1a", "nodes-us-east-1b", "nodes-us-east-1c"])
     assert [(g["name"], g["done"]) for g in groups] == [("nodes-us-east-1a", True), ("nodes-us-east-1b", False)]

@@ -1,5 +1,6 @@
 """Issue 16 items 3 and 4: the admin credential lifetime and state-store URLs, pure rules; and the expiry read
 back from an exported kubeconfig."""
+
 import base64
 import datetime
 
@@ -7,8 +8,8 @@ import pytest
 import yaml
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_kubeconfig import kubeconfig_credential
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import state_store_problem
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_kubeconfig import kubeconfig_credential
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
 
 
@@ -31,8 +32,7 @@ def test_admin_not_a_duration():
         kops_rules.admin_lifetime("18 hours")
 
 
-@pytest.mark.parametrize("url", ["s3://example-state-store/team//prod", "s3://example-state-store//prod",
-                                 "s3://example-state-store/a/x//y"])
+@pytest.mark.parametrize("url", ["s3://example-state-store/team//prod", "s3://example-state-store//prod", "s3://example-state-store/a/x//y"])
 def test_state_store_empty_segment_refused(url):
     """util/pkg/vfs/s3fs.go:263-266 cleans joined keys (path.Join) while listing uses the raw prefix (s3fs.go:431)."""
     problem = state_store_problem(url)
@@ -40,14 +40,15 @@ def test_state_store_empty_segment_refused(url):
     assert problem.endswith("write s3://%s" % "/".join(p for p in url[5:].split("/") if p))
 
 
-@pytest.mark.parametrize("url", ["s3://example-state-store", "s3://example-state-store/", "s3://example-state-store/team/prod",
-                                 "s3://example-state-store/team/prod/", "file:///tmp/store"])
+@pytest.mark.parametrize(
+    "url",
+    ["s3://example-state-store", "s3://example-state-store/", "s3://example-state-store/team/prod", "s3://example-state-store/team/prod/", "file:///tmp/store"],
+)
 def test_state_store_accepted(url):
     assert state_store_problem(url) is None
 
 
-@pytest.mark.parametrize("url, fragment", [("http://x", "must be an s3://"), ("s3://", "must be an s3://"),
-                                           ("s3://b@d/x", "does not name an S3 bucket")])
+@pytest.mark.parametrize("url, fragment", [("http://x", "must be an s3://"), ("s3://", "must be an s3://"), ("s3://b@d/x", "does not name an S3 bucket")])
 def test_state_store_other_refusals(url, fragment):
     assert fragment in state_store_problem(url)
 
@@ -59,20 +60,30 @@ def _certificate(not_after):
     from cryptography.x509.oid import NameOID
 
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, u"kubecfg")])
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(1).not_valid_before(not_after - datetime.timedelta(hours=18)).not_valid_after(not_after)
-            .sign(key, hashes.SHA256()))
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubecfg")])
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(1)
+        .not_valid_before(not_after - datetime.timedelta(hours=18))
+        .not_valid_after(not_after)
+        .sign(key, hashes.SHA256())
+    )
     return base64.b64encode(cert.public_bytes(serialization.Encoding.PEM)).decode()
 
 
 def test_kubeconfig_credential_reads_the_cluster_users_certificate(tmp_path):
     """kops names context and admin user after the cluster (pkg/kubeconfig/kubecfg_builder.go:111-112)."""
     expires = datetime.datetime(2026, 12, 1, 17, 32, 5, tzinfo=datetime.timezone.utc)
-    config = {"contexts": [{"name": "other", "context": {"user": "other"}},
-                           {"name": "c.example.org", "context": {"cluster": "c.example.org", "user": "c.example.org"}}],
-              "users": [{"name": "other", "user": {"token": "x"}},
-                        {"name": "c.example.org", "user": {"client-certificate-data": _certificate(expires)}}]}
+    config = {
+        "contexts": [
+            {"name": "other", "context": {"user": "other"}},
+            {"name": "c.example.org", "context": {"cluster": "c.example.org", "user": "c.example.org"}},
+        ],
+        "users": [{"name": "other", "user": {"token": "x"}}, {"name": "c.example.org", "user": {"client-certificate-data": _certificate(expires)}}],
+    }
     path = tmp_path / "kubeconfig"
     path.write_text(yaml.safe_dump(config))
     assert kubeconfig_credential(str(path), "c.example.org") == {"user": "c.example.org", "admin_expires": "2026-12-01T17:32:05Z"}

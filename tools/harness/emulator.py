@@ -1,4 +1,5 @@
 """Run the local AWS emulator (tools/emulator.py, a patched moto server) as a child process."""
+
 import json
 import os
 import subprocess
@@ -37,7 +38,9 @@ class Emulator:
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [sys.executable, os.path.join(ROOT, "tools", "emulator.py"), "--port", str(self.port), "--port-file", port_file],
-            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -120,8 +123,7 @@ class Emulator:
         key = (self.url, service, region)
         if key not in cache:
             session = self.__dict__.setdefault("_snapshot_session", boto3.session.Session())
-            cache[key] = session.client(service, endpoint_url=self.url, region_name=region,
-                                                      aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
+            cache[key] = session.client(service, endpoint_url=self.url, region_name=region, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
         return cache[key]
 
     def route53_pending(self, seconds):
@@ -134,10 +136,19 @@ class Emulator:
         """Make moto create what a real account already has (default VPC and subnets, public AMIs,
         per-service defaults) by one read call per service kops uses, so that a later snapshot
         difference can only come from writes."""
-        calls = (("ec2", "describe_vpcs"), ("ec2", "describe_images"), ("autoscaling", "describe_auto_scaling_groups"),
-                 ("iam", "list_roles"), ("sts", "get_caller_identity"), ("elbv2", "describe_load_balancers"),
-                 ("elb", "describe_load_balancers"), ("sqs", "list_queues"), ("events", "list_rules"),
-                 ("route53", "list_hosted_zones"), ("s3", "list_buckets"))
+        calls = (
+            ("ec2", "describe_vpcs"),
+            ("ec2", "describe_images"),
+            ("autoscaling", "describe_auto_scaling_groups"),
+            ("iam", "list_roles"),
+            ("sts", "get_caller_identity"),
+            ("elbv2", "describe_load_balancers"),
+            ("elb", "describe_load_balancers"),
+            ("sqs", "list_queues"),
+            ("events", "list_rules"),
+            ("route53", "list_hosted_zones"),
+            ("s3", "list_buckets"),
+        )
         for service, method in calls:
             getattr(self.client(service, region), method)()
 
@@ -164,8 +175,9 @@ class Emulator:
         """A boto3 client for this endpoint, from its own Session (safe to call from several threads)."""
         import boto3
 
-        return boto3.session.Session().client(service, endpoint_url=self.url, region_name=region,
-                                              aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
+        return boto3.session.Session().client(
+            service, endpoint_url=self.url, region_name=region, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY
+        )
 
     def __enter__(self):
         return self.start()

@@ -9,6 +9,7 @@
 
 With ``rate=0`` the proxy only counts requests (AWS API calls per run).
 """
+
 import contextlib
 import os
 import sys
@@ -42,17 +43,21 @@ class ProxiedEmulator:
         import boto3
 
         env = self.emulator.aws_env()
-        return boto3.session.Session().client(service, endpoint_url=self.url, region_name=region, config=config,
-                                              aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
-                                              aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+        return boto3.session.Session().client(
+            service,
+            endpoint_url=self.url,
+            region_name=region,
+            config=config,
+            aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+        )
 
     def __getattr__(self, name):
         return getattr(self.emulator, name)
 
 
 @contextlib.contextmanager
-def faulty(emulator, rate=0.0, seed=0, mix=None, services=None, operations=None, max_faults=None, latency=0.0,
-           clients=None):
+def faulty(emulator, rate=0.0, seed=0, mix=None, services=None, operations=None, max_faults=None, latency=0.0, clients=None):
     """Start a :class:`FaultProxy` in front of ``emulator`` for the ``with`` block.
 
     :param rate: fault probability per AWS request (0..1); 0 counts requests only.
@@ -67,9 +72,17 @@ def faulty(emulator, rate=0.0, seed=0, mix=None, services=None, operations=None,
     :yields: a :class:`ProxiedEmulator` (its ``proxy`` attribute is the FaultProxy).
     :raises ValueError: bad rate or mix.
     """
-    proxy = FaultProxy(emulator.url, rate=rate, seed=seed, mix=mix or DEFAULT_MIX, services=services,
-                       operations=operations, max_faults=max_faults, latency=latency,
-                       clients=clients).start()
+    proxy = FaultProxy(
+        emulator.url,
+        rate=rate,
+        seed=seed,
+        mix=mix or DEFAULT_MIX,
+        services=services,
+        operations=operations,
+        max_faults=max_faults,
+        latency=latency,
+        clients=clients,
+    ).start()
     try:
         yield ProxiedEmulator(emulator, proxy)
     finally:

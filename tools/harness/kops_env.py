@@ -9,6 +9,7 @@
   resolv.conf that points at it, used through tools/kops-with-local-dns.
 - :func:`module_options`: the kops options (binary, extra environment) for module_defaults.
 """
+
 import hashlib
 import os
 import re
@@ -117,16 +118,36 @@ def lifecycle_overrides(dns, ssh_public_key, kubeconfig=None):
     PodDisruptionBudget (minAvailable 4) is deployed, and the upgrade rolls for real: validation, cordon,
     drain through the eviction API, one validation after each node (intervals 4 s: the node agent
     registers a new instance within about a second, a kubelet in AWS within a minute or two)."""
-    overrides = dict(module_options(dns), cluster_ssh_public_key=ssh_public_key, cluster_image=UBUNTU_AMI,
-                     cluster_channel="none", verify_dns=True, dns_nameservers=[dns.address],
-                     upgrade_cloudonly=True, upgrade_validate=False, upgrade_control_plane_interval="1s",
-                     upgrade_node_interval="1s", upgrade_bastion_interval="1s")
+    overrides = dict(
+        module_options(dns),
+        cluster_ssh_public_key=ssh_public_key,
+        cluster_image=UBUNTU_AMI,
+        cluster_channel="none",
+        verify_dns=True,
+        dns_nameservers=[dns.address],
+        upgrade_cloudonly=True,
+        upgrade_validate=False,
+        upgrade_control_plane_interval="1s",
+        upgrade_node_interval="1s",
+        upgrade_bastion_interval="1s",
+    )
     if kubeconfig:
-        overrides.update(cluster_validate=True, cluster_validate_timeout="5m", cluster_export_kubeconfig=True,
-                         cluster_kubeconfig=kubeconfig, lifecycle_workload=True,
-                         upgrade_cloudonly=False, upgrade_validate=True, upgrade_kubeconfig=kubeconfig,
-                         upgrade_validate_count="1", upgrade_drain_timeout="5m", upgrade_validate_timeout="10m",
-                         upgrade_control_plane_interval="4s", upgrade_node_interval="4s", upgrade_bastion_interval="4s")
+        overrides.update(
+            cluster_validate=True,
+            cluster_validate_timeout="5m",
+            cluster_export_kubeconfig=True,
+            cluster_kubeconfig=kubeconfig,
+            lifecycle_workload=True,
+            upgrade_cloudonly=False,
+            upgrade_validate=True,
+            upgrade_kubeconfig=kubeconfig,
+            upgrade_validate_count="1",
+            upgrade_drain_timeout="5m",
+            upgrade_validate_timeout="10m",
+            upgrade_control_plane_interval="4s",
+            upgrade_node_interval="4s",
+            upgrade_bastion_interval="4s",
+        )
     return overrides
 
 
@@ -137,7 +158,8 @@ def lifecycle_overrides(dns, ssh_public_key, kubeconfig=None):
 # idempotent re-run warns of nothing else.
 OFFLINE_KOPS_WARNINGS = re.compile(
     r'^kops update cluster: (Using base url from env var: KOPS_BASE_URL="(file://|http://127\.0\.0\.1:\d+/)[^"]*/1\.36\.2"'
-    r'|unable to find version information for (kops|kubernetes) version "[0-9.]+" in channel)$')
+    r'|unable to find version information for (kops|kubernetes) version "[0-9.]+" in channel)$'
+)
 
 
 def user_warnings(result):
@@ -153,9 +175,22 @@ def make_delegated_world(emulator, dns, parent, subdomain, bucket):
     r53 = emulator.client("route53")
     parent_id = r53.create_hosted_zone(Name=parent + ".", CallerReference="parent")["HostedZone"]["Id"]
     child = r53.create_hosted_zone(Name=subdomain + ".", CallerReference="child")
-    r53.change_resource_record_sets(HostedZoneId=parent_id, ChangeBatch={"Changes": [{"Action": "UPSERT", "ResourceRecordSet": {
-        "Name": subdomain + ".", "Type": "NS", "TTL": 300,
-        "ResourceRecords": [{"Value": v} for v in child["DelegationSet"]["NameServers"]]}}]})
+    r53.change_resource_record_sets(
+        HostedZoneId=parent_id,
+        ChangeBatch={
+            "Changes": [
+                {
+                    "Action": "UPSERT",
+                    "ResourceRecordSet": {
+                        "Name": subdomain + ".",
+                        "Type": "NS",
+                        "TTL": 300,
+                        "ResourceRecords": [{"Value": v} for v in child["DelegationSet"]["NameServers"]],
+                    },
+                }
+            ]
+        },
+    )
     s3 = emulator.client("s3")
     s3.create_bucket(Bucket=bucket)
     s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})

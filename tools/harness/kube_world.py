@@ -1,6 +1,7 @@
 """The Kubernetes half of the local world (tools/kube_world.py) as a child process, for tests, the
 demo and the sandbox: every kops cluster applied in the emulator gets a real control plane and a
 node agent (tools/kubeworld/), found here by cluster name."""
+
 import json
 import os
 import subprocess
@@ -42,11 +43,23 @@ class KubeWorldProcess(object):
             open(os.path.join(self.state_dir, "paused"), "w").close()
         log = open(os.path.join(self.state_dir, "kube-world.log"), "ab")
         env = dict(os.environ, **self.emulator.aws_env())
-        self.proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "tools", "kube_world.py"),
-                                      "--emulator-url", self.emulator.url, "--prefix", self.prefix,
-                                      "--state-dir", self.state_dir],
-                                     stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     start_new_session=True, env=env)
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                os.path.join(ROOT, "tools", "kube_world.py"),
+                "--emulator-url",
+                self.emulator.url,
+                "--prefix",
+                self.prefix,
+                "--state-dir",
+                self.state_dir,
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+        )
         log.close()
         return self
 
@@ -94,8 +107,10 @@ class KubeWorldProcess(object):
                 if nodes is None or len(self.core(name).list_node().items) >= nodes:
                     return info
             time.sleep(0.3)
-        raise RuntimeError("cluster %s: no control plane%s within %ss (world: %s)" % (
-            name, "" if nodes is None else " with %s nodes" % nodes, timeout, json.dumps(self.state().get("failed"))[:2000]))
+        raise RuntimeError(
+            "cluster %s: no control plane%s within %ss (world: %s)"
+            % (name, "" if nodes is None else " with %s nodes" % nodes, timeout, json.dumps(self.state().get("failed"))[:2000])
+        )
 
     def names(self):
         """``{load balancer DNS name: control plane address}`` for the DNS face (clusters without

@@ -3,6 +3,7 @@
 (scripts/sandbox.py); the tests start the same parts as session fixtures (tests/conftest.py) because they pause
 the kube world between files.
 """
+
 import os
 
 from . import ports
@@ -43,8 +44,9 @@ class LocalWorld(object):
         self.emulator = Emulator(log_path=os.path.join(log_dir, "emulator.log") if log_dir else None, port=self.port)
         try:
             self.emulator.start()
-            self.world = KubeWorldProcess(self.emulator, prefix_for(self.dns_address),
-                                          state_dir=os.path.join(log_dir, "kube-world") if log_dir else None).start()
+            self.world = KubeWorldProcess(
+                self.emulator, prefix_for(self.dns_address), state_dir=os.path.join(log_dir, "kube-world") if log_dir else None
+            ).start()
             self.dns = KopsDNS(self.emulator, address=self.dns_address, names=self.world.names).start()
         except BaseException:
             self.stop()
@@ -75,4 +77,3 @@ class LocalWorld(object):
 
     def __exit__(self, *exc):
         self.stop()
-

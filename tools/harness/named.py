@@ -4,6 +4,7 @@
 public hosted zones so that one server can stand in for Route53's name servers (every emulator zone
 has the same four name servers, so one server hosting all of them is faithful to that set-up).
 """
+
 import os
 import shutil
 import socket
@@ -107,8 +108,9 @@ class NamedServer:
         """Start ``named`` in the foreground as a child; wait until it answers. Returns self."""
         self._write()
         self.log = open(os.path.join(self.dir, "named.log"), "ab")
-        self.proc = subprocess.Popen([named_binary(), "-g", "-n", "1", "-c", os.path.join(self.dir, "named.conf")],
-                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [named_binary(), "-g", "-n", "1", "-c", os.path.join(self.dir, "named.conf")], stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
         deadline = time.monotonic() + timeout
         origin = next(iter(sorted(self.zones)), "example.org")
         while time.monotonic() < deadline:
@@ -176,8 +178,13 @@ def zones_from_route53(client):
                 for rrset in rpage["ResourceRecordSets"]:
                     if rrset["Type"] == "SOA" or "AliasTarget" in rrset:
                         continue
-                    records.append({"name": rrset["Name"].rstrip(".").lower(), "type": rrset["Type"],
-                                    "ttl": rrset.get("TTL", 300),
-                                    "values": [r["Value"] for r in rrset.get("ResourceRecords", [])]})
+                    records.append(
+                        {
+                            "name": rrset["Name"].rstrip(".").lower(),
+                            "type": rrset["Type"],
+                            "ttl": rrset.get("TTL", 300),
+                            "values": [r["Value"] for r in rrset.get("ResourceRecords", [])],
+                        }
+                    )
             zones[origin] = records
     return zones

@@ -5,6 +5,7 @@ never from the collection's own rules, so that a rule stricter or looser than th
   accepts beyond what the help lists (:data:`KOPS_SOURCE_EXTRA`, each cited; kops v1.36.2).
 - AWS: documented limits (:data:`AWS_RULES`, each with the page it comes from).
 """
+
 import functools
 import re
 import subprocess
@@ -35,8 +36,7 @@ def kops_create_help(binary=None):
     """``{flag: (value, ...)}`` for the flags of :data:`_HELP_FLAGS`, read from the real kops'
     ``kops create cluster --help`` (``flannel-vxlan (or flannel)`` gives both names). RuntimeError when a flag's
     line is missing (a kops whose help changed: the lists must be looked at again)."""
-    text = subprocess.run([binary or kops_binary(), "create", "cluster", "--help"], capture_output=True, text=True,
-                          check=True).stdout
+    text = subprocess.run([binary or kops_binary(), "create", "cluster", "--help"], capture_output=True, text=True, check=True).stdout
     found = {}
     for flag, pattern in _HELP_FLAGS.items():
         line = next((ln for ln in text.splitlines() if re.match(r"\s+(-\w, )?--%s \w+\s{2,}\S" % re.escape(flag), ln)), None)

@@ -1,4 +1,5 @@
 """Run real ``ansible-playbook`` against the emulator and return per-task results as data."""
+
 import json
 import os
 import shutil
@@ -21,13 +22,13 @@ class PlaybookRun:
         self.rc, self.stdout, self.stderr = rc, stdout, stderr
         self.results, self.stats = [], {}
         try:
-            data = json.loads(stdout[stdout.index("{"):])
+            data = json.loads(stdout[stdout.index("{") :])
         except ValueError:
             return
         self.stats = data.get("stats", {})
         for play in data.get("plays", []):
             for task in play.get("tasks", []):
-                for host, result in task.get("hosts", {}).items():
+                for _host, result in task.get("hosts", {}).items():
                     self.results.append((task["task"]["name"], result))
 
     def result(self, name=None):
@@ -69,8 +70,20 @@ def _python():
 KOPS_MODULES = ("kops_cluster", "kops_instancegroup", "rolling_update", "kops_cluster_info")
 
 
-def run_playbook(tasks=None, playbook=None, emulator=None, check=False, diff=False, extra_vars=None,
-                 env=None, verbosity=0, timeout=1800, module_defaults=True, kops=None, resolv_conf=None):
+def run_playbook(
+    tasks=None,
+    playbook=None,
+    emulator=None,
+    check=False,
+    diff=False,
+    extra_vars=None,
+    env=None,
+    verbosity=0,
+    timeout=1800,
+    module_defaults=True,
+    kops=None,
+    resolv_conf=None,
+):
     """Run ``ansible-playbook`` on localhost and return a :class:`PlaybookRun`.
 
     :param tasks: list of task dicts; wrapped in a play on localhost with ``module_defaults`` that
@@ -88,17 +101,28 @@ def run_playbook(tasks=None, playbook=None, emulator=None, check=False, diff=Fal
     if tasks is not None:
         play = {"hosts": "localhost", "gather_facts": False, "tasks": tasks}
         if module_defaults and emulator is not None:
-            aws = {"endpoint_url": emulator.url, "region": "us-east-1",
-                   "access_key": emulator.aws_env()["AWS_ACCESS_KEY_ID"],
-                   "secret_key": emulator.aws_env()["AWS_SECRET_ACCESS_KEY"]}
+            aws = {
+                "endpoint_url": emulator.url,
+                "region": "us-east-1",
+                "access_key": emulator.aws_env()["AWS_ACCESS_KEY_ID"],
+                "secret_key": emulator.aws_env()["AWS_SECRET_ACCESS_KEY"],
+            }
             play["module_defaults"] = {"group/aws": aws, "group/kopsible.kops.kops": aws}
             for name in [m for m in KOPS_MODULES if os.path.exists(os.path.join(ROOT, "plugins", "modules", m + ".py"))] if kops else ():
                 play["module_defaults"]["kopsible.kops." + name] = dict(kops)
         playbook = os.path.join(workdir, "play.yml")
         with open(playbook, "w") as handle:
             yaml.safe_dump([play], handle)
-    cmd = [os.path.join(os.path.dirname(_python()), "ansible-playbook"), "-i", "localhost,", "-c", "local",
-           "-e", "ansible_python_interpreter=" + _python(), playbook]
+    cmd = [
+        os.path.join(os.path.dirname(_python()), "ansible-playbook"),
+        "-i",
+        "localhost,",
+        "-c",
+        "local",
+        "-e",
+        "ansible_python_interpreter=" + _python(),
+        playbook,
+    ]
     if extra_vars:
         vars_file = os.path.join(workdir, "vars.json")
         with open(vars_file, "w") as handle:

@@ -4,6 +4,7 @@ tests' DNS face, which refuse an occupied address instead of sharing it).
 Linux only: the holder is found through /proc/net/{udp,tcp}[6] (the socket's inode) and /proc/<pid>/fd (which
 process has that socket open), the same tables ``ss -lntup`` reads.
 """
+
 import errno
 import os
 import socket
@@ -23,7 +24,7 @@ def _decode(hex_address):
     host, port = hex_address.split(":")
     if len(host) == 8:
         return socket.inet_ntoa(struct.pack("<I", int(host, 16))), int(port, 16)
-    words = [struct.pack("<I", int(host[i:i + 8], 16)) for i in range(0, 32, 8)]
+    words = [struct.pack("<I", int(host[i : i + 8], 16)) for i in range(0, 32, 8)]
     return socket.inet_ntop(socket.AF_INET6, b"".join(words)), int(port, 16)
 
 
@@ -100,7 +101,7 @@ def ensure_free(address, port, proto="udp", hint=""):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((address, port))
     except OSError as exc:
-        raise AddressTaken(taken_message(address, port, proto, exc, hint))
+        raise AddressTaken(taken_message(address, port, proto, exc, hint)) from exc
     finally:
         sock.close()
 

@@ -1,4 +1,5 @@
 """Stopping the child processes the harness starts (emulator, named)."""
+
 import subprocess
 
 

@@ -6,6 +6,7 @@ kops resolves the NS records of the cluster's zone for real before it creates an
 here (tools/kops-with-local-dns). Every emulator zone has the same four name servers, so one server
 answering for all of them is faithful to that set-up.
 """
+
 import socketserver
 import threading
 
@@ -137,7 +138,7 @@ class Route53DNS:
         try:
             self.server = socketserver.ThreadingUDPServer((self.address, self.port), _Handler)
         except OSError as exc:
-            raise ports.AddressTaken(ports.taken_message(self.address, self.port, "udp", exc))
+            raise ports.AddressTaken(ports.taken_message(self.address, self.port, "udp", exc)) from exc
         self.server.daemon_threads = True
         self.server.view = Route53View(lambda: self.emulator.client("route53"), self.names)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()

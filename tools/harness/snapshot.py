@@ -22,6 +22,7 @@ The default VPC and its subnets, security group, route table, network ACL and in
 anything else (deleting or changing them is a write). Not read: services kopsible and kops never use
 (Lambda, RDS...) and other accounts than the emulator's one (all credentials map to it).
 """
+
 import json
 import re
 
@@ -96,8 +97,7 @@ def take(emulator, client=None):
             for what, items in reader(client(name, region)).items():
                 state["%s/%s.%s" % (partition, name, what)] = items
     for region in regions:
-        for name, reader in (("ec2", _ec2), ("autoscaling", _autoscaling), ("elb", _elb), ("elbv2", _elbv2),
-                             ("sqs", _sqs), ("events", _events)):
+        for name, reader in (("ec2", _ec2), ("autoscaling", _autoscaling), ("elb", _elb), ("elbv2", _elbv2), ("sqs", _sqs), ("events", _events)):
             for what, items in reader(client(name, region)).items():
                 state["%s/%s.%s" % (region, name, what)] = items
     return {kind: items for kind, items in state.items() if items}
@@ -115,16 +115,18 @@ def by(items, key):
 
 # ---- global services ------------------------------------------------------------------------------------------
 
+
 def _iam(iam):
     roles, profiles, policies, users, groups = {}, {}, {}, {}, {}
     for role in _pages(iam, "list_roles", "Roles"):
         name = role["RoleName"]
         role = _clean(role)
         role["Tags"] = _answer(iam.list_role_tags, RoleName=name).get("Tags")
-        role["InlinePolicies"] = {p: _answer(iam.get_role_policy, RoleName=name, PolicyName=p).get("PolicyDocument")
-                                  for p in _pages(iam, "list_role_policies", "PolicyNames", RoleName=name)}
-        role["AttachedPolicies"] = sorted(p["PolicyArn"] for p in _pages(
-            iam, "list_attached_role_policies", "AttachedPolicies", RoleName=name))
+        role["InlinePolicies"] = {
+            p: _answer(iam.get_role_policy, RoleName=name, PolicyName=p).get("PolicyDocument")
+            for p in _pages(iam, "list_role_policies", "PolicyNames", RoleName=name)
+        }
+        role["AttachedPolicies"] = sorted(p["PolicyArn"] for p in _pages(iam, "list_attached_role_policies", "AttachedPolicies", RoleName=name))
         roles[name] = role
     for profile in _pages(iam, "list_instance_profiles", "InstanceProfiles"):
         profile = _clean(profile)
@@ -134,34 +136,39 @@ def _iam(iam):
         arn = policy["Arn"]
         policy = _clean(policy)
         policy.pop("AttachmentCount", None)  # derived from the attachments, which are compared where they are
-        policy["Versions"] = {v["VersionId"]: dict(_clean(v), Document=_answer(
-            iam.get_policy_version, PolicyArn=arn, VersionId=v["VersionId"]).get("PolicyVersion", {}).get("Document"))
-            for v in _pages(iam, "list_policy_versions", "Versions", PolicyArn=arn)}
+        policy["Versions"] = {
+            v["VersionId"]: dict(
+                _clean(v), Document=_answer(iam.get_policy_version, PolicyArn=arn, VersionId=v["VersionId"]).get("PolicyVersion", {}).get("Document")
+            )
+            for v in _pages(iam, "list_policy_versions", "Versions", PolicyArn=arn)
+        }
         policies[arn] = policy
     for user in _pages(iam, "list_users", "Users"):
         name = user["UserName"]
         user = _clean(user)
         user["Tags"] = _answer(iam.list_user_tags, UserName=name).get("Tags")
-        user["AccessKeys"] = sorted((k["AccessKeyId"], k["Status"]) for k in _pages(
-            iam, "list_access_keys", "AccessKeyMetadata", UserName=name))
+        user["AccessKeys"] = sorted((k["AccessKeyId"], k["Status"]) for k in _pages(iam, "list_access_keys", "AccessKeyMetadata", UserName=name))
         user["Groups"] = sorted(g["GroupName"] for g in _pages(iam, "list_groups_for_user", "Groups", UserName=name))
-        user["InlinePolicies"] = {p: _answer(iam.get_user_policy, UserName=name, PolicyName=p).get("PolicyDocument")
-                                  for p in _pages(iam, "list_user_policies", "PolicyNames", UserName=name)}
-        user["AttachedPolicies"] = sorted(p["PolicyArn"] for p in _pages(
-            iam, "list_attached_user_policies", "AttachedPolicies", UserName=name))
+        user["InlinePolicies"] = {
+            p: _answer(iam.get_user_policy, UserName=name, PolicyName=p).get("PolicyDocument")
+            for p in _pages(iam, "list_user_policies", "PolicyNames", UserName=name)
+        }
+        user["AttachedPolicies"] = sorted(p["PolicyArn"] for p in _pages(iam, "list_attached_user_policies", "AttachedPolicies", UserName=name))
         users[name] = user
     for group in _pages(iam, "list_groups", "Groups"):
         name = group["GroupName"]
         group = _clean(group)
-        group["InlinePolicies"] = {p: _answer(iam.get_group_policy, GroupName=name, PolicyName=p).get("PolicyDocument")
-                                   for p in _pages(iam, "list_group_policies", "PolicyNames", GroupName=name)}
-        group["AttachedPolicies"] = sorted(p["PolicyArn"] for p in _pages(
-            iam, "list_attached_group_policies", "AttachedPolicies", GroupName=name))
+        group["InlinePolicies"] = {
+            p: _answer(iam.get_group_policy, GroupName=name, PolicyName=p).get("PolicyDocument")
+            for p in _pages(iam, "list_group_policies", "PolicyNames", GroupName=name)
+        }
+        group["AttachedPolicies"] = sorted(p["PolicyArn"] for p in _pages(iam, "list_attached_group_policies", "AttachedPolicies", GroupName=name))
         groups[name] = group
-    oidc = {p["Arn"]: _answer(iam.get_open_id_connect_provider, OpenIDConnectProviderArn=p["Arn"])
-            for p in iam.list_open_id_connect_providers().get("OpenIDConnectProviderList", [])}
-    return {"roles": roles, "instance_profiles": profiles, "policies": policies, "users": users, "groups": groups,
-            "oidc_providers": oidc}
+    oidc = {
+        p["Arn"]: _answer(iam.get_open_id_connect_provider, OpenIDConnectProviderArn=p["Arn"])
+        for p in iam.list_open_id_connect_providers().get("OpenIDConnectProviderList", [])
+    }
+    return {"roles": roles, "instance_profiles": profiles, "policies": policies, "users": users, "groups": groups, "oidc_providers": oidc}
 
 
 def _route53(r53):
@@ -169,9 +176,12 @@ def _route53(r53):
     for zone in _pages(r53, "list_hosted_zones", "HostedZones"):
         zone_id = zone["Id"].split("/")[-1]
         detail = _answer(r53.get_hosted_zone, Id=zone_id)
-        zones[zone_id] = dict(_clean(zone), VPCs=detail.get("VPCs"), DelegationSet=detail.get("DelegationSet"),
-                              Tags=_answer(r53.list_tags_for_resource, ResourceType="hostedzone",
-                                           ResourceId=zone_id).get("ResourceTagSet", {}).get("Tags"))
+        zones[zone_id] = dict(
+            _clean(zone),
+            VPCs=detail.get("VPCs"),
+            DelegationSet=detail.get("DelegationSet"),
+            Tags=_answer(r53.list_tags_for_resource, ResourceType="hostedzone", ResourceId=zone_id).get("ResourceTagSet", {}).get("Tags"),
+        )
         for record in _pages(r53, "list_resource_record_sets", "ResourceRecordSets", HostedZoneId=zone_id):
             key = "%s %s %s %s" % (zone_id, record["Name"], record["Type"], record.get("SetIdentifier", ""))
             records.setdefault(key.rstrip(), []).append(_clean(record))  # a list: moto can hold duplicates
@@ -198,19 +208,25 @@ def _s3(s3):
         for page in s3.get_paginator("list_object_versions").paginate(Bucket=name):
             for version in page.get("Versions", []):
                 objects["%s/%s@%s" % (name, version["Key"], version["VersionId"])] = {
-                    "ETag": version.get("ETag"), "Size": version.get("Size"), "IsLatest": version.get("IsLatest"),
-                    "LastModified": version.get("LastModified")}
+                    "ETag": version.get("ETag"),
+                    "Size": version.get("Size"),
+                    "IsLatest": version.get("IsLatest"),
+                    "LastModified": version.get("LastModified"),
+                }
             for marker in page.get("DeleteMarkers", []):
                 objects["%s/%s@%s" % (name, marker["Key"], marker["VersionId"])] = {
-                    "DeleteMarker": True, "IsLatest": marker.get("IsLatest"), "LastModified": marker.get("LastModified")}
+                    "DeleteMarker": True,
+                    "IsLatest": marker.get("IsLatest"),
+                    "LastModified": marker.get("LastModified"),
+                }
         for page in s3.get_paginator("list_objects_v2").paginate(Bucket=name):
             for obj in page.get("Contents", []):
-                objects["%s/%s" % (name, obj["Key"])] = {"ETag": obj.get("ETag"), "Size": obj.get("Size"),
-                                                         "LastModified": obj.get("LastModified")}
+                objects["%s/%s" % (name, obj["Key"])] = {"ETag": obj.get("ETag"), "Size": obj.get("Size"), "LastModified": obj.get("LastModified")}
     return {"buckets": buckets, "objects": objects}
 
 
 # ---- regional services ----------------------------------------------------------------------------------------
+
 
 def _ec2(ec2):
     vpcs = by(_pages(ec2, "describe_vpcs", "Vpcs"), "VpcId")
@@ -224,8 +240,7 @@ def _ec2(ec2):
     templates = by(_pages(ec2, "describe_launch_templates", "LaunchTemplates"), "LaunchTemplateId")
     versions = {}
     for template_id in templates:
-        for version in _pages(ec2, "describe_launch_template_versions", "LaunchTemplateVersions",
-                              LaunchTemplateId=template_id):
+        for version in _pages(ec2, "describe_launch_template_versions", "LaunchTemplateVersions", LaunchTemplateId=template_id):
             versions["%s:%s" % (template_id, version["VersionNumber"])] = _clean(version)
     rules = by(_pages(ec2, "describe_security_group_rules", "SecurityGroupRules"), "SecurityGroupRuleId")
     return {
@@ -233,8 +248,7 @@ def _ec2(ec2):
         "subnets": by(_pages(ec2, "describe_subnets", "Subnets"), "SubnetId"),
         "route_tables": by(_pages(ec2, "describe_route_tables", "RouteTables"), "RouteTableId"),
         "internet_gateways": by(_pages(ec2, "describe_internet_gateways", "InternetGateways"), "InternetGatewayId"),
-        "egress_only_internet_gateways": by(_pages(ec2, "describe_egress_only_internet_gateways",
-                                                   "EgressOnlyInternetGateways"), "EgressOnlyInternetGatewayId"),
+        "egress_only_internet_gateways": by(_pages(ec2, "describe_egress_only_internet_gateways", "EgressOnlyInternetGateways"), "EgressOnlyInternetGatewayId"),
         "nat_gateways": by(_pages(ec2, "describe_nat_gateways", "NatGateways"), "NatGatewayId"),
         "addresses": by(ec2.describe_addresses().get("Addresses", []), "AllocationId"),
         "network_acls": by(_pages(ec2, "describe_network_acls", "NetworkAcls"), "NetworkAclId"),
@@ -265,18 +279,15 @@ def _autoscaling(asg):
         "policies": by(_pages(asg, "describe_policies", "ScalingPolicies"), "PolicyARN"),
         "lifecycle_hooks": hooks,
         "warm_pools": {name: pool for name, pool in warm.items() if pool.get("WarmPoolConfiguration") or "error" in pool},
-        "launch_configurations": by(_pages(asg, "describe_launch_configurations", "LaunchConfigurations"),
-                                    "LaunchConfigurationName"),
-        "scheduled_actions": by(_pages(asg, "describe_scheduled_actions", "ScheduledUpdateGroupActions"),
-                                "ScheduledActionARN"),
+        "launch_configurations": by(_pages(asg, "describe_launch_configurations", "LaunchConfigurations"), "LaunchConfigurationName"),
+        "scheduled_actions": by(_pages(asg, "describe_scheduled_actions", "ScheduledUpdateGroupActions"), "ScheduledActionARN"),
     }
 
 
 def _elb(elb):
     balancers = by(_pages(elb, "describe_load_balancers", "LoadBalancerDescriptions"), "LoadBalancerName")
     for name, balancer in balancers.items():
-        balancer["Attributes"] = _answer(elb.describe_load_balancer_attributes, LoadBalancerName=name).get(
-            "LoadBalancerAttributes")
+        balancer["Attributes"] = _answer(elb.describe_load_balancer_attributes, LoadBalancerName=name).get("LoadBalancerAttributes")
         tags = _answer(elb.describe_tags, LoadBalancerNames=[name]).get("TagDescriptions") or [{}]
         balancer["Tags"] = tags[0].get("Tags")
     return {"load_balancers": balancers}
@@ -292,13 +303,13 @@ def _elbv2(elbv2):
             listeners[listener["ListenerArn"]] = _clean(listener)
     for arn, group in groups.items():
         group["Attributes"] = _answer(elbv2.describe_target_group_attributes, TargetGroupArn=arn).get("Attributes")
-        group["Targets"] = sorted(json.dumps(t.get("Target"), sort_keys=True) for t in _answer(
-            elbv2.describe_target_health, TargetGroupArn=arn).get("TargetHealthDescriptions", []))
+        group["Targets"] = sorted(
+            json.dumps(t.get("Target"), sort_keys=True) for t in _answer(elbv2.describe_target_health, TargetGroupArn=arn).get("TargetHealthDescriptions", [])
+        )
     arns = list(balancers) + list(groups)
     for start in range(0, len(arns), 20):
-        for described in _answer(elbv2.describe_tags, ResourceArns=arns[start:start + 20]).get("TagDescriptions", []):
-            (balancers.get(described["ResourceArn"]) or groups.get(described["ResourceArn"]) or {})["Tags"] = \
-                described.get("Tags")
+        for described in _answer(elbv2.describe_tags, ResourceArns=arns[start : start + 20]).get("TagDescriptions", []):
+            (balancers.get(described["ResourceArn"]) or groups.get(described["ResourceArn"]) or {})["Tags"] = described.get("Tags")
     return {"load_balancers": balancers, "target_groups": groups, "listeners": listeners}
 
 
@@ -316,14 +327,14 @@ def _events(events):
     for bus in _pages(events, "list_event_buses", "EventBuses"):
         for rule in _pages(events, "list_rules", "Rules", EventBusName=bus["Name"]):
             rule = _clean(rule)
-            rule["Targets"] = _answer(events.list_targets_by_rule, Rule=rule["Name"],
-                                      EventBusName=bus["Name"]).get("Targets")
+            rule["Targets"] = _answer(events.list_targets_by_rule, Rule=rule["Name"], EventBusName=bus["Name"]).get("Targets")
             rule["Tags"] = _answer(events.list_tags_for_resource, ResourceARN=rule["Arn"]).get("Tags")
             rules["%s/%s" % (bus["Name"], rule["Name"])] = rule
     return {"rules": rules}
 
 
 # ---- comparing -------------------------------------------------------------------------------------------------
+
 
 def _changed_paths(a, b, path="", found=None):
     """Paths (``'Tags[0].Value'``-like) where two JSON values differ (list of str)."""

@@ -7,6 +7,7 @@ boto3 (:func:`build_store`), the cluster name, ``configBase``, region and zones 
 optionally the Kubernetes version and cloud labels changed, so that grouping can be tested. The
 copies are valid kops objects: ``kops get clusters`` lists them (tests/integration/test_inventory.py).
 """
+
 import os
 import subprocess
 import tempfile
@@ -29,21 +30,21 @@ def kops_env(emulator, store):
     ``kops_environment`` (S3_ENDPOINT etc.) plus the offline settings of docs/emulator.md."""
     from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import kops_environment
 
-    return kops_environment(state_store=store, base=dict(os.environ, **emulator.aws_env()),
-                            extra={"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"})
+    return kops_environment(
+        state_store=store, base=dict(os.environ, **emulator.aws_env()), extra={"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"}
+    )
 
 
 def run_kops(emulator, store, args, timeout=300):
     """Run the real kops with ``args`` against ``store``; returns CompletedProcess. RuntimeError on failure."""
-    proc = subprocess.run([kops_binary()] + list(args), env=kops_env(emulator, store), capture_output=True,
-                          text=True, timeout=timeout)
+    proc = subprocess.run([kops_binary()] + list(args), env=kops_env(emulator, store), capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError("kops %s failed (%d): %s" % (" ".join(args[:3]), proc.returncode, proc.stderr[-3000:]))
     return proc
 
 
 def _split(store):
-    rest = store[len("s3://"):].strip("/")
+    rest = store[len("s3://") :].strip("/")
     bucket, _, prefix = rest.partition("/")
     return bucket, prefix + "/" if prefix else ""
 
@@ -67,18 +68,43 @@ def seed_template(emulator, ssh_public_key, store=SEED_STORE, name=SEED_NAME):
         key_path = os.path.join(tmp, "id.pub")
         with open(key_path, "w") as handle:
             handle.write(ssh_public_key.strip() + "\n")
-        run_kops(emulator, store, [
-            "create", "cluster", "--name", name, "--cloud", "aws", "--zones", "us-east-1a,us-east-1b",
-            "--control-plane-zones", "us-east-1a", "--node-size", "t3.medium", "--control-plane-size", "t3.medium",
-            "--kubernetes-version", "1.34.1", "--channel", "none", "--image", UBUNTU_AMI,
-            "--ssh-public-key", key_path, "--cloud-labels", "environment=dev,team=platform"])
+        run_kops(
+            emulator,
+            store,
+            [
+                "create",
+                "cluster",
+                "--name",
+                name,
+                "--cloud",
+                "aws",
+                "--zones",
+                "us-east-1a,us-east-1b",
+                "--control-plane-zones",
+                "us-east-1a",
+                "--node-size",
+                "t3.medium",
+                "--control-plane-size",
+                "t3.medium",
+                "--kubernetes-version",
+                "1.34.1",
+                "--channel",
+                "none",
+                "--image",
+                UBUNTU_AMI,
+                "--ssh-public-key",
+                key_path,
+                "--cloud-labels",
+                "environment=dev,team=platform",
+            ],
+        )
     s3 = emulator.client("s3")
     bucket, prefix = _split(store)
     folder = prefix + name + "/"
     objects = {}
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=folder):
         for obj in page.get("Contents", []):
-            objects[obj["Key"][len(folder):]] = s3.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read()
+            objects[obj["Key"][len(folder) :]] = s3.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read()
     return {"store": store.rstrip("/"), "name": name, "region": SEED_REGION, "objects": objects}
 
 
@@ -113,9 +139,11 @@ def default_variant(index):
     """The variation of clone number ``index`` (dict of clone_objects keyword arguments): region cycles
     every clone through REGIONS, the Kubernetes version every 3 through VERSIONS, the environment label
     through ENVIRONMENTS; ``team`` is ``team-<index mod 4>``."""
-    return {"region": REGIONS[index % len(REGIONS)],
-            "kubernetes_version": VERSIONS[(index // len(REGIONS)) % len(VERSIONS)],
-            "cloud_labels": {"environment": ENVIRONMENTS[index % len(ENVIRONMENTS)], "team": "team-%d" % (index % 4)}}
+    return {
+        "region": REGIONS[index % len(REGIONS)],
+        "kubernetes_version": VERSIONS[(index // len(REGIONS)) % len(VERSIONS)],
+        "cloud_labels": {"environment": ENVIRONMENTS[index % len(ENVIRONMENTS)], "team": "team-%d" % (index % 4)},
+    }
 
 
 def build_store(emulator, template, store, count, variant=default_variant, names=None, workers=16):
@@ -142,10 +170,14 @@ def _client(emulator, workers):
     from botocore.config import Config
 
     env = emulator.aws_env()
-    return boto3.session.Session().client("s3", endpoint_url=emulator.url, region_name=env["AWS_REGION"],
-                                          aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
-                                          aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
-                                          config=Config(max_pool_connections=workers))
+    return boto3.session.Session().client(
+        "s3",
+        endpoint_url=emulator.url,
+        region_name=env["AWS_REGION"],
+        aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"],
+        config=Config(max_pool_connections=workers),
+    )
 
 
 def empty_bucket(emulator, bucket):
@@ -153,5 +185,5 @@ def empty_bucket(emulator, bucket):
     s3 = emulator.client("s3")
     keys = [o["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket) for o in page.get("Contents", [])]
     for start in range(0, len(keys), 1000):
-        s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in keys[start:start + 1000]]})
+        s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": k} for k in keys[start : start + 1000]]})
     return len(keys)

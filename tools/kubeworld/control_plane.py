@@ -13,6 +13,7 @@ Flags that matter (measured; see the shared reference kube-control-plane-notes.m
 - ``--endpoint-reconciler-type=none``: the advertised address is the loopback one, which the default
   reconciler refuses to publish every 10 s.
 """
+
 import ipaddress
 import os
 import shutil
@@ -66,11 +67,21 @@ class ControlPlane(object):
             handle.write(self.ca.cert_pem)
         files["ca"] = os.path.join(d, "ca.crt")
         first_service_ip = str(next(ipaddress.ip_network(self.service_range, strict=False).hosts()))
-        serving = pki.issue(self.ca, "kubernetes-master", server=True,
-                            dns_names=["api." + self.name, "api.internal." + self.name, "kubernetes",
-                                       "kubernetes.default", "kubernetes.default.svc",
-                                       "kubernetes.default.svc.cluster.local", "localhost"],
-                            ip_addresses=[self.address, first_service_ip])
+        serving = pki.issue(
+            self.ca,
+            "kubernetes-master",
+            server=True,
+            dns_names=[
+                "api." + self.name,
+                "api.internal." + self.name,
+                "kubernetes",
+                "kubernetes.default",
+                "kubernetes.default.svc",
+                "kubernetes.default.svc.cluster.local",
+                "localhost",
+            ],
+            ip_addresses=[self.address, first_service_ip],
+        )
         files["serving"] = pki.write(d, "apiserver", serving)
         with open(os.path.join(d, "sa.pub"), "wb") as handle:
             handle.write(self.service_account.public_key_pem())
@@ -79,11 +90,14 @@ class ControlPlane(object):
         front_ca = pki.self_signed_ca("kopsible-front-proxy-ca")
         files["front_ca"] = pki.write(d, "front-proxy-ca", front_ca)[0]
         files["front_client"] = pki.write(d, "front-proxy-client", pki.issue(front_ca, "front-proxy-client"))
-        for user, cn, orgs in (("controller-manager", "system:kube-controller-manager", ()),
-                               ("scheduler", "system:kube-scheduler", ()),
-                               ("admin", "kopsible-node-agent", ("system:masters",))):
-            files[user] = pki.kubeconfig(os.path.join(self.workdir, user + ".kubeconfig"), self.url, self.ca.cert_pem,
-                                         pki.issue(self.ca, cn, organizations=orgs))
+        for user, cn, orgs in (
+            ("controller-manager", "system:kube-controller-manager", ()),
+            ("scheduler", "system:kube-scheduler", ()),
+            ("admin", "kopsible-node-agent", ("system:masters",)),
+        ):
+            files[user] = pki.kubeconfig(
+                os.path.join(self.workdir, user + ".kubeconfig"), self.url, self.ca.cert_pem, pki.issue(self.ca, cn, organizations=orgs)
+            )
         self.admin_kubeconfig = files["admin"]
         return files
 
@@ -91,8 +105,7 @@ class ControlPlane(object):
     def _spawn(self, component, argv):
         log = open(os.path.join(self.workdir, component + ".log"), "ab")
         env = dict(os.environ, GOMAXPROCS=os.environ.get("KOPSIBLE_KUBE_GOMAXPROCS", "2"))
-        self.procs[component] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                                 start_new_session=True, env=env)
+        self.procs[component] = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env)
         log.close()
 
     def _log_tail(self, component, lines=15):
@@ -107,8 +120,7 @@ class ControlPlane(object):
         while time.monotonic() < deadline:
             proc = self.procs[component]
             if proc.poll() is not None:
-                raise ControlPlaneError("%s of %s exited with %s:\n%s" % (component, self.name, proc.returncode,
-                                                                          self._log_tail(component)))
+                raise ControlPlaneError("%s of %s exited with %s:\n%s" % (component, self.name, proc.returncode, self._log_tail(component)))
             if probe():
                 return
             time.sleep(0.1)
@@ -130,43 +142,124 @@ class ControlPlane(object):
         files = self._prepare()
         b = bin_dir()
         etcd_url = "http://%s:2379" % self.address
-        self._spawn("etcd", [os.path.join(b, "etcd"), "--name", "kopsible", "--data-dir", os.path.join(self.workdir, "etcd"),
-                             "--listen-client-urls", etcd_url, "--advertise-client-urls", etcd_url,
-                             "--listen-peer-urls", "http://%s:2380" % self.address,
-                             "--initial-advertise-peer-urls", "http://%s:2380" % self.address,
-                             "--initial-cluster", "kopsible=http://%s:2380" % self.address,
-                             "--listen-metrics-urls", "", "--log-level", "warn", "--quota-backend-bytes", str(512 << 20)])
+        self._spawn(
+            "etcd",
+            [
+                os.path.join(b, "etcd"),
+                "--name",
+                "kopsible",
+                "--data-dir",
+                os.path.join(self.workdir, "etcd"),
+                "--listen-client-urls",
+                etcd_url,
+                "--advertise-client-urls",
+                etcd_url,
+                "--listen-peer-urls",
+                "http://%s:2380" % self.address,
+                "--initial-advertise-peer-urls",
+                "http://%s:2380" % self.address,
+                "--initial-cluster",
+                "kopsible=http://%s:2380" % self.address,
+                "--listen-metrics-urls",
+                "",
+                "--log-level",
+                "warn",
+                "--quota-backend-bytes",
+                str(512 << 20),
+            ],
+        )
         self._wait("etcd", lambda: self._get(etcd_url + "/health"), 30)
-        self._spawn("kube-apiserver", [
-            os.path.join(b, "kube-apiserver"), "--etcd-servers", etcd_url,
-            "--bind-address", self.address, "--secure-port", "443", "--advertise-address", self.address,
-            "--endpoint-reconciler-type", "none",
-            "--tls-cert-file", files["serving"][0], "--tls-private-key-file", files["serving"][1],
-            "--client-ca-file", files["ca"], "--authorization-mode", "Node,RBAC", "--allow-privileged=true",
-            "--service-cluster-ip-range", self.service_range,
-            "--service-account-key-file", files["sa_pub"], "--service-account-signing-key-file", files["sa_key"],
-            "--service-account-issuer", "https://api.internal." + self.name,
-            "--requestheader-client-ca-file", files["front_ca"],
-            "--requestheader-allowed-names", "front-proxy-client",
-            "--requestheader-username-headers", "X-Remote-User", "--requestheader-group-headers", "X-Remote-Group",
-            "--requestheader-extra-headers-prefix", "X-Remote-Extra-",
-            "--proxy-client-cert-file", files["front_client"][0], "--proxy-client-key-file", files["front_client"][1],
-            "--profiling=false", "--v", "1"])
+        self._spawn(
+            "kube-apiserver",
+            [
+                os.path.join(b, "kube-apiserver"),
+                "--etcd-servers",
+                etcd_url,
+                "--bind-address",
+                self.address,
+                "--secure-port",
+                "443",
+                "--advertise-address",
+                self.address,
+                "--endpoint-reconciler-type",
+                "none",
+                "--tls-cert-file",
+                files["serving"][0],
+                "--tls-private-key-file",
+                files["serving"][1],
+                "--client-ca-file",
+                files["ca"],
+                "--authorization-mode",
+                "Node,RBAC",
+                "--allow-privileged=true",
+                "--service-cluster-ip-range",
+                self.service_range,
+                "--service-account-key-file",
+                files["sa_pub"],
+                "--service-account-signing-key-file",
+                files["sa_key"],
+                "--service-account-issuer",
+                "https://api.internal." + self.name,
+                "--requestheader-client-ca-file",
+                files["front_ca"],
+                "--requestheader-allowed-names",
+                "front-proxy-client",
+                "--requestheader-username-headers",
+                "X-Remote-User",
+                "--requestheader-group-headers",
+                "X-Remote-Group",
+                "--requestheader-extra-headers-prefix",
+                "X-Remote-Extra-",
+                "--proxy-client-cert-file",
+                files["front_client"][0],
+                "--proxy-client-key-file",
+                files["front_client"][1],
+                "--profiling=false",
+                "--v",
+                "1",
+            ],
+        )
         context = ssl.create_default_context(cafile=files["ca"])
         self._wait("kube-apiserver", lambda: self._get(self.url + "/readyz", context), timeout)
-        self._spawn("kube-controller-manager", [
-            os.path.join(b, "kube-controller-manager"), "--kubeconfig", files["controller-manager"],
-            "--use-service-account-credentials=true", "--service-account-private-key-file", files["sa_key"],
-            "--root-ca-file", files["ca"], "--cluster-name", self.name, "--leader-elect=false",
-            "--secure-port", "0", "--profiling=false", "--v", "1"])
-        self._spawn("kube-scheduler", [
-            os.path.join(b, "kube-scheduler"), "--kubeconfig", files["scheduler"], "--leader-elect=false",
-            "--secure-port", "0", "--profiling=false", "--v", "1"])
+        self._spawn(
+            "kube-controller-manager",
+            [
+                os.path.join(b, "kube-controller-manager"),
+                "--kubeconfig",
+                files["controller-manager"],
+                "--use-service-account-credentials=true",
+                "--service-account-private-key-file",
+                files["sa_key"],
+                "--root-ca-file",
+                files["ca"],
+                "--cluster-name",
+                self.name,
+                "--leader-elect=false",
+                "--secure-port",
+                "0",
+                "--profiling=false",
+                "--v",
+                "1",
+            ],
+        )
+        self._spawn(
+            "kube-scheduler",
+            [
+                os.path.join(b, "kube-scheduler"),
+                "--kubeconfig",
+                files["scheduler"],
+                "--leader-elect=false",
+                "--secure-port",
+                "0",
+                "--profiling=false",
+                "--v",
+                "1",
+            ],
+        )
         time.sleep(0.2)
         for component in ("kube-controller-manager", "kube-scheduler"):
             if self.procs[component].poll() is not None:
-                raise ControlPlaneError("%s of %s exited with %s:\n%s" % (component, self.name, self.procs[component].returncode,
-                                                                          self._log_tail(component)))
+                raise ControlPlaneError("%s of %s exited with %s:\n%s" % (component, self.name, self.procs[component].returncode, self._log_tail(component)))
         self.started_seconds = time.monotonic() - started
         return self
 

@@ -31,6 +31,7 @@ seconds}: instances of the group launched after that time stay NotReady), ``not_
 (``namespace/name``, Ready=False), ``join_delay`` ({group or ``*``: seconds after launch before the
 Node registers}).
 """
+
 import base64
 import datetime
 import gzip
@@ -45,10 +46,23 @@ import yaml
 
 CONTROL_PLANE_PODS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 # vCPUs and memory of common instance types (for allocatable; the scheduler needs some); others get 2/4Gi.
-INSTANCE_RESOURCES = {"t2.micro": (1, "1Gi"), "t2.small": (1, "2Gi"), "t2.medium": (2, "4Gi"), "t3.micro": (2, "1Gi"),
-                      "t3.small": (2, "2Gi"), "t3.medium": (2, "4Gi"), "t3.large": (2, "8Gi"), "m5.large": (2, "8Gi"),
-                      "m5.xlarge": (4, "16Gi"), "c5.large": (2, "4Gi"), "c5.xlarge": (4, "8Gi"), "c5a.large": (2, "4Gi"),
-                      "m6i.large": (2, "8Gi"), "m6g.large": (2, "8Gi"), "t4g.medium": (2, "4Gi")}
+INSTANCE_RESOURCES = {
+    "t2.micro": (1, "1Gi"),
+    "t2.small": (1, "2Gi"),
+    "t2.medium": (2, "4Gi"),
+    "t3.micro": (2, "1Gi"),
+    "t3.small": (2, "2Gi"),
+    "t3.medium": (2, "4Gi"),
+    "t3.large": (2, "8Gi"),
+    "m5.large": (2, "8Gi"),
+    "m5.xlarge": (4, "16Gi"),
+    "c5.large": (2, "4Gi"),
+    "c5.xlarge": (4, "8Gi"),
+    "c5a.large": (2, "4Gi"),
+    "m6i.large": (2, "8Gi"),
+    "m6g.large": (2, "8Gi"),
+    "t4g.medium": (2, "4Gi"),
+}
 HASH_RE = re.compile(r"NodeupConfigHash:\s*(\S+)")
 GZIP_RE = re.compile(r'echo "([A-Za-z0-9+/=]+)" \| base64 -d \| gzip -d > conf/kube_env.yaml')
 
@@ -202,8 +216,7 @@ class NodeAgent(object):
         """Running/pending instances of the cluster: list of dicts (id, zone, type, ip, dns, group, launch)."""
         ec2 = self.aws("ec2", self.store.region())
         found = []
-        filters = [{"Name": "tag:KubernetesCluster", "Values": [self.name]},
-                   {"Name": "instance-state-name", "Values": ["pending", "running"]}]
+        filters = [{"Name": "tag:KubernetesCluster", "Values": [self.name]}, {"Name": "instance-state-name", "Values": ["pending", "running"]}]
         for page in ec2.get_paginator("describe_instances").paginate(Filters=filters):
             for reservation in page["Reservations"]:
                 for inst in reservation["Instances"]:
@@ -211,11 +224,19 @@ class NodeAgent(object):
                     group = tags.get("kops.k8s.io/instancegroup")
                     if not group:
                         continue
-                    found.append({"id": inst["InstanceId"], "zone": inst["Placement"]["AvailabilityZone"],
-                                  "type": inst.get("InstanceType"), "ip": inst.get("PrivateIpAddress"),
-                                  "dns": inst.get("PrivateDnsName") or "ip-%s.ec2.internal" % inst.get("PrivateIpAddress", "").replace(".", "-"),
-                                  "group": group, "launch": inst.get("LaunchTime"), "tags": tags,
-                                  "template": (tags.get("aws:ec2launchtemplate:id"), tags.get("aws:ec2launchtemplate:version"))})
+                    found.append(
+                        {
+                            "id": inst["InstanceId"],
+                            "zone": inst["Placement"]["AvailabilityZone"],
+                            "type": inst.get("InstanceType"),
+                            "ip": inst.get("PrivateIpAddress"),
+                            "dns": inst.get("PrivateDnsName") or "ip-%s.ec2.internal" % inst.get("PrivateIpAddress", "").replace(".", "-"),
+                            "group": group,
+                            "launch": inst.get("LaunchTime"),
+                            "tags": tags,
+                            "template": (tags.get("aws:ec2launchtemplate:id"), tags.get("aws:ec2launchtemplate:version")),
+                        }
+                    )
         return found
 
     def kubelet_version(self, inst):
@@ -225,7 +246,9 @@ class NodeAgent(object):
         key = (template_id, version)
         if template_id and key not in self.userdata_hash:
             try:
-                data = self.aws("ec2", self.store.region()).describe_launch_template_versions(LaunchTemplateId=template_id, Versions=[str(version or "$Default")])
+                data = self.aws("ec2", self.store.region()).describe_launch_template_versions(
+                    LaunchTemplateId=template_id, Versions=[str(version or "$Default")]
+                )
                 versions = data.get("LaunchTemplateVersions") or []
                 self.userdata_hash[key] = user_data_hash(versions[0]["LaunchTemplateData"].get("UserData")) if versions else None
             except Exception:
@@ -239,12 +262,22 @@ class NodeAgent(object):
     def node_object(self, inst, role, ready):
         spec = self.store.groups.get(inst["group"], {})
         region = inst["zone"][:-1]
-        labels = {"kops.k8s.io/instancegroup": inst["group"], "kubernetes.io/hostname": inst["dns"],
-                  "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
-                  "beta.kubernetes.io/arch": "amd64", "topology.kubernetes.io/zone": inst["zone"],
-                  "topology.kubernetes.io/region": region, "node.kubernetes.io/instance-type": inst["type"] or ""}
-        taints = [{"key": t.split("=")[0].split(":")[0], "value": (t.split("=", 1)[1].split(":")[0] if "=" in t else None),
-                   "effect": t.rsplit(":", 1)[1]} for t in spec.get("taints") or [] if ":" in t]
+        labels = {
+            "kops.k8s.io/instancegroup": inst["group"],
+            "kubernetes.io/hostname": inst["dns"],
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/arch": "amd64",
+            "beta.kubernetes.io/os": "linux",
+            "beta.kubernetes.io/arch": "amd64",
+            "topology.kubernetes.io/zone": inst["zone"],
+            "topology.kubernetes.io/region": region,
+            "node.kubernetes.io/instance-type": inst["type"] or "",
+        }
+        taints = [
+            {"key": t.split("=")[0].split(":")[0], "value": (t.split("=", 1)[1].split(":")[0] if "=" in t else None), "effect": t.rsplit(":", 1)[1]}
+            for t in spec.get("taints") or []
+            if ":" in t
+        ]
         if role == "ControlPlane":
             labels["node-role.kubernetes.io/control-plane"] = ""
             labels["node.kubernetes.io/exclude-from-external-load-balancers"] = ""
@@ -255,49 +288,88 @@ class NodeAgent(object):
         cpu, memory = INSTANCE_RESOURCES.get(inst["type"], (2, "4Gi"))
         resources = {"cpu": str(cpu), "memory": memory, "pods": "110", "ephemeral-storage": "64Gi"}
         version = "v" + self.kubelet_version(inst)
-        return {"apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": inst["dns"], "labels": labels,
-                             "annotations": {"kopsible.dev/instance-id": inst["id"],
-                                             "node.alpha.kubernetes.io/ttl": "0"}},
-                "spec": {"providerID": "aws:///%s/%s" % (inst["zone"], inst["id"]), "taints": [t for t in taints if t["effect"]] or None},
-                "status": self.node_status(inst, ready, resources, version)}
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": inst["dns"], "labels": labels, "annotations": {"kopsible.dev/instance-id": inst["id"], "node.alpha.kubernetes.io/ttl": "0"}},
+            "spec": {"providerID": "aws:///%s/%s" % (inst["zone"], inst["id"]), "taints": [t for t in taints if t["effect"]] or None},
+            "status": self.node_status(inst, ready, resources, version),
+        }
 
     def node_status(self, inst, ready, resources, version):
         now = _ts()
-        conditions = [{"type": t, "status": "False", "reason": r, "message": m, "lastHeartbeatTime": now,
-                       "lastTransitionTime": now} for t, r, m in (
-            ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-            ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-            ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"))]
-        conditions.append({"type": "Ready", "status": "True" if ready else "False",
-                           "reason": "KubeletReady" if ready else "KubeletNotReady",
-                           "message": "kubelet is posting ready status (kopsible node agent)" if ready else
-                           "container runtime network not ready (kopsible node agent knob)",
-                           "lastHeartbeatTime": now, "lastTransitionTime": now})
-        return {"capacity": resources, "allocatable": resources, "conditions": conditions,
-                "addresses": [{"type": "InternalIP", "address": inst["ip"]}, {"type": "Hostname", "address": inst["dns"]},
-                              {"type": "InternalDNS", "address": inst["dns"]}],
-                "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
-                "nodeInfo": {"kubeletVersion": version, "kubeProxyVersion": version, "machineID": inst["id"],
-                             "systemUUID": inst["id"], "bootID": inst["id"], "operatingSystem": "linux",
-                             "architecture": "amd64", "osImage": "Ubuntu 24.04 LTS (kopsible node agent)",
-                             "kernelVersion": "6.8.0", "containerRuntimeVersion": "containerd://1.7.28"}}
+        conditions = [
+            {"type": t, "status": "False", "reason": r, "message": m, "lastHeartbeatTime": now, "lastTransitionTime": now}
+            for t, r, m in (
+                ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+                ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+            )
+        ]
+        conditions.append(
+            {
+                "type": "Ready",
+                "status": "True" if ready else "False",
+                "reason": "KubeletReady" if ready else "KubeletNotReady",
+                "message": "kubelet is posting ready status (kopsible node agent)"
+                if ready
+                else "container runtime network not ready (kopsible node agent knob)",
+                "lastHeartbeatTime": now,
+                "lastTransitionTime": now,
+            }
+        )
+        return {
+            "capacity": resources,
+            "allocatable": resources,
+            "conditions": conditions,
+            "addresses": [
+                {"type": "InternalIP", "address": inst["ip"]},
+                {"type": "Hostname", "address": inst["dns"]},
+                {"type": "InternalDNS", "address": inst["dns"]},
+            ],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {
+                "kubeletVersion": version,
+                "kubeProxyVersion": version,
+                "machineID": inst["id"],
+                "systemUUID": inst["id"],
+                "bootID": inst["id"],
+                "operatingSystem": "linux",
+                "architecture": "amd64",
+                "osImage": "Ubuntu 24.04 LTS (kopsible node agent)",
+                "kernelVersion": "6.8.0",
+                "containerRuntimeVersion": "containerd://1.7.28",
+            },
+        }
 
     def static_pod(self, component, node, ip, node_uid=None):
         """The mirror pod of a control-plane static pod, as the kubelet creates it: annotated
         ``kubernetes.io/config.mirror`` (so that a drain skips it, k8s.io/kubectl/pkg/drain/filters.go) and
         owned by its Node."""
         owner = [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": node_uid, "controller": True}] if node_uid else None
-        return {"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": "%s-%s" % (component, node), "namespace": "kube-system",
-                             "labels": {"k8s-app": component}, "ownerReferences": owner,
-                             "annotations": {"kubernetes.io/config.source": "file",
-                                             "kubernetes.io/config.mirror": hashlib.sha256((component + node).encode()).hexdigest()[:32],
-                                             "kubernetes.io/config.hash": hashlib.sha256((component + node).encode()).hexdigest()[:32],
-                                             "kopsible.dev/static-pod": "node agent stand-in for the kubelet's mirror pod"}},
-                "spec": {"nodeName": node, "priorityClassName": "system-cluster-critical", "hostNetwork": True,
-                         "tolerations": [{"operator": "Exists"}],
-                         "containers": [{"name": component, "image": "registry.k8s.io/%s:v%s" % (component, self.store.kubernetes_version())}]}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "%s-%s" % (component, node),
+                "namespace": "kube-system",
+                "labels": {"k8s-app": component},
+                "ownerReferences": owner,
+                "annotations": {
+                    "kubernetes.io/config.source": "file",
+                    "kubernetes.io/config.mirror": hashlib.sha256((component + node).encode()).hexdigest()[:32],
+                    "kubernetes.io/config.hash": hashlib.sha256((component + node).encode()).hexdigest()[:32],
+                    "kopsible.dev/static-pod": "node agent stand-in for the kubelet's mirror pod",
+                },
+            },
+            "spec": {
+                "nodeName": node,
+                "priorityClassName": "system-cluster-critical",
+                "hostNetwork": True,
+                "tolerations": [{"operator": "Exists"}],
+                "containers": [{"name": component, "image": "registry.k8s.io/%s:v%s" % (component, self.store.kubernetes_version())}],
+            },
+        }
 
     # -- one pass ------------------------------------------------------------------------------------
     def step(self):
@@ -329,8 +401,11 @@ class NodeAgent(object):
             if now - launched < float(delay):
                 continue
             new_after = (knobs.get("not_ready_new") or {}).get(inst["group"])
-            ready = not (inst["dns"] in (knobs.get("not_ready_nodes") or []) or inst["id"] in (knobs.get("not_ready_nodes") or [])
-                         or (new_after is not None and launched > float(new_after)))
+            ready = not (
+                inst["dns"] in (knobs.get("not_ready_nodes") or [])
+                or inst["id"] in (knobs.get("not_ready_nodes") or [])
+                or (new_after is not None and launched > float(new_after))
+            )
             wanted[inst["dns"]] = (inst, role, ready)
 
         existing = {n.metadata.name: n for n in self.core.list_node().items}
@@ -352,8 +427,7 @@ class NodeAgent(object):
                 current_ready = any(c.type == "Ready" and c.status == "True" for c in (node.status.conditions or []))
                 if last is None or now - last[0] > 20 or current_ready != ready:
                     body = self.node_object(inst, role, ready)
-                    self.core.patch_node_status(name, {"status": {"conditions": body["status"]["conditions"],
-                                                                  "nodeInfo": body["status"]["nodeInfo"]}})
+                    self.core.patch_node_status(name, {"status": {"conditions": body["status"]["conditions"], "nodeInfo": body["status"]["nodeInfo"]}})
                     self.heartbeats[name] = (now, ready)
             self.renew_lease(name, now)
         for name, node in existing.items():
@@ -367,9 +441,12 @@ class NodeAgent(object):
 
         if now - self.leases.get(name, 0) < 10:
             return
-        body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-                "metadata": {"name": name, "namespace": "kube-node-lease"},
-                "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": _micro()}}
+        body = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": name, "namespace": "kube-node-lease"},
+            "spec": {"holderIdentity": name, "leaseDurationSeconds": 40, "renewTime": _micro()},
+        }
         try:
             self.coordination.patch_namespaced_lease(name, "kube-node-lease", {"spec": body["spec"]})
         except ApiException as exc:
@@ -399,7 +476,7 @@ class NodeAgent(object):
 
         pods = self.core.list_pod_for_all_namespaces().items
         present = {(p.metadata.namespace, p.metadata.name) for p in pods}
-        for name, (inst, role, ready) in wanted.items():
+        for name, (inst, role, _ready) in wanted.items():
             if role == "ControlPlane":
                 for component in CONTROL_PLANE_PODS:
                     if ("kube-system", "%s-%s" % (component, name)) not in present:
@@ -429,8 +506,7 @@ class NodeAgent(object):
             is_ready = any(c.type == "Ready" and c.status == "True" for c in (pod.status.conditions or []))
             if running and is_ready == pod_ready:
                 continue
-            self.core.patch_namespaced_pod_status(pod.metadata.name, pod.metadata.namespace,
-                                                  {"status": self.pod_status(pod, wanted[node][0], pod_ready)})
+            self.core.patch_namespaced_pod_status(pod.metadata.name, pod.metadata.namespace, {"status": self.pod_status(pod, wanted[node][0], pod_ready)})
 
     def pod_status(self, pod, inst, ready):
         now = _ts()
@@ -442,15 +518,32 @@ class NodeAgent(object):
             pod_ip = "100.96.%d.%d" % (digest[0], digest[1] % 254 + 1)
         flag = "True" if ready else "False"
         started = _ts(pod.status.start_time) if pod.status.start_time else now
-        return {"phase": "Running", "hostIP": host_ip, "hostIPs": [{"ip": host_ip}], "podIP": pod_ip,
-                "podIPs": [{"ip": pod_ip}], "startTime": started,
-                "conditions": [{"type": "PodScheduled", "status": "True", "lastTransitionTime": started},
-                               {"type": "Initialized", "status": "True", "lastTransitionTime": started},
-                               {"type": "ContainersReady", "status": flag, "lastTransitionTime": now},
-                               {"type": "Ready", "status": flag, "lastTransitionTime": now}],
-                "containerStatuses": [{"name": c.name, "image": c.image, "imageID": "", "ready": ready, "restartCount": 0,
-                                       "started": True, "state": {"running": {"startedAt": started}}}
-                                      for c in pod.spec.containers]}
+        return {
+            "phase": "Running",
+            "hostIP": host_ip,
+            "hostIPs": [{"ip": host_ip}],
+            "podIP": pod_ip,
+            "podIPs": [{"ip": pod_ip}],
+            "startTime": started,
+            "conditions": [
+                {"type": "PodScheduled", "status": "True", "lastTransitionTime": started},
+                {"type": "Initialized", "status": "True", "lastTransitionTime": started},
+                {"type": "ContainersReady", "status": flag, "lastTransitionTime": now},
+                {"type": "Ready", "status": flag, "lastTransitionTime": now},
+            ],
+            "containerStatuses": [
+                {
+                    "name": c.name,
+                    "image": c.image,
+                    "imageID": "",
+                    "ready": ready,
+                    "restartCount": 0,
+                    "started": True,
+                    "state": {"running": {"startedAt": started}},
+                }
+                for c in pod.spec.containers
+            ],
+        }
 
     # -- loop ----------------------------------------------------------------------------------------
     def _loop(self, work, period, timed=False):
@@ -471,11 +564,12 @@ class NodeAgent(object):
         self.store.refresh()
         self.store_refreshed = time.time()
         self.wanted = {}
-        loops = ((lambda: self.step_nodes(), self.period, True),
-                 (lambda: self.reconcile_pods(dict(self.wanted), self.knobs()), 0.3, False),
-                 (self.store.refresh, 3.0, False))
-        self.threads = [threading.Thread(target=self._loop, args=loop, name="node-agent-%s-%d" % (self.name, i), daemon=True)
-                        for i, loop in enumerate(loops)]
+        loops = (
+            (lambda: self.step_nodes(), self.period, True),
+            (lambda: self.reconcile_pods(dict(self.wanted), self.knobs()), 0.3, False),
+            (self.store.refresh, 3.0, False),
+        )
+        self.threads = [threading.Thread(target=self._loop, args=loop, name="node-agent-%s-%d" % (self.name, i), daemon=True) for i, loop in enumerate(loops)]
         self.thread = self.threads[0]
         for thread in self.threads:
             thread.start()

@@ -11,6 +11,7 @@ A keyset is a ``kops.k8s.io/v1alpha2`` ``Keyset``: ``spec.primaryId`` (lower-cas
 ``spec.keys[]`` with ``id``, ``publicMaterial`` and ``privateMaterial`` = base64 of the PEM certificate
 and key (pkg/apis/kops/v1alpha2/keyset.go; written by ``kops update cluster``, not by ``create``).
 """
+
 import base64
 import datetime
 import ipaddress
@@ -33,8 +34,7 @@ class Keypair(object):
 
     def public_key_pem(self):
         """The certificate's public key as a PEM ``PUBLIC KEY`` block (bytes)."""
-        return self.cert.public_key().public_bytes(serialization.Encoding.PEM,
-                                                   serialization.PublicFormat.SubjectPublicKeyInfo)
+        return self.cert.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
 
 
 def parse_keyset(text):
@@ -71,15 +71,31 @@ def issue(ca, common_name, organizations=(), dns_names=(), ip_addresses=(), serv
     now = datetime.datetime.now(datetime.timezone.utc)
     name = [x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in organizations]
     name.append(x509.NameAttribute(NameOID.COMMON_NAME, common_name))
-    builder = (x509.CertificateBuilder().subject_name(x509.Name(name)).issuer_name(ca.cert.subject)
-               .public_key(key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + datetime.timedelta(days=days))
-               .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-               .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=False, content_commitment=False,
-                                            data_encipherment=False, key_agreement=False, key_cert_sign=False,
-                                            crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
-               .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH]),
-                              critical=False))
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name(name))
+        .issuer_name(ca.cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_encipherment=False,
+                content_commitment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=False,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
+    )
     sans = [x509.DNSName(n) for n in dns_names] + [x509.IPAddress(ipaddress.ip_address(a)) for a in ip_addresses]
     if sans:
         builder = builder.add_extension(x509.SubjectAlternativeName(sans), critical=False)
@@ -92,14 +108,31 @@ def self_signed_ca(common_name, days=365):
     key = _new_key()
     now = datetime.datetime.now(datetime.timezone.utc)
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + datetime.timedelta(days=days))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .add_extension(x509.KeyUsage(digital_signature=True, key_encipherment=False, content_commitment=False,
-                                         data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                                         crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=days))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                key_encipherment=False,
+                content_commitment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )
+        .sign(key, hashes.SHA256())
+    )
     return Keypair(cert.public_bytes(serialization.Encoding.PEM), _key_pem(key))
 
 
@@ -120,11 +153,19 @@ def kubeconfig(path, server, ca_pem, client, tls_server_name=None, name="kopsibl
     cluster = {"server": server, "certificate-authority-data": base64.b64encode(ca_pem).decode()}
     if tls_server_name:
         cluster["tls-server-name"] = tls_server_name
-    config = {"apiVersion": "v1", "kind": "Config", "current-context": name,
-              "clusters": [{"name": name, "cluster": cluster}],
-              "users": [{"name": name, "user": {"client-certificate-data": base64.b64encode(client.cert_pem).decode(),
-                                                 "client-key-data": base64.b64encode(client.key_pem).decode()}}],
-              "contexts": [{"name": name, "context": {"cluster": name, "user": name}}]}
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": name,
+        "clusters": [{"name": name, "cluster": cluster}],
+        "users": [
+            {
+                "name": name,
+                "user": {"client-certificate-data": base64.b64encode(client.cert_pem).decode(), "client-key-data": base64.b64encode(client.key_pem).decode()},
+            }
+        ],
+        "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+    }
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as handle:
         yaml.safe_dump(config, handle)

@@ -16,6 +16,7 @@ face answers them with the control plane's address (tools/harness/route53_dns.py
 State: ``state_dir/world.json`` (clusters, addresses, start times, memory, errors), each cluster's
 files and logs under ``state_dir/<cluster>/``, knobs in ``state_dir/<cluster>/knobs.json``.
 """
+
 import json
 import os
 import socket
@@ -70,7 +71,7 @@ class KubeWorld(object):
                 continue
             for key in keys:
                 if key.endswith(CA_SUFFIX):
-                    prefix = key[:-len(CA_SUFFIX)]
+                    prefix = key[: -len(CA_SUFFIX)]
                     if prefix + "/config" in keys and prefix + SA_SUFFIX in keys:
                         found[(bucket["Name"], prefix)] = prefix.rsplit("/", 1)[-1]
         return found
@@ -106,8 +107,14 @@ class KubeWorld(object):
         workdir = os.path.join(self.state_dir, name)
         control_plane = ControlPlane(name, address, workdir, ca, sa, service_range).start()
         client = kubernetes.config.new_client_from_config(config_file=control_plane.admin_kubeconfig)
-        agent = NodeAgent(name, kubernetes.client.CoreV1Api(client), kubernetes.client.CoordinationV1Api(client),
-                          self.aws, store, knobs_path=os.path.join(workdir, "knobs.json")).start()
+        agent = NodeAgent(
+            name,
+            kubernetes.client.CoreV1Api(client),
+            kubernetes.client.CoordinationV1Api(client),
+            self.aws,
+            store,
+            knobs_path=os.path.join(workdir, "knobs.json"),
+        ).start()
         cluster = Cluster(name, bucket, prefix, address, control_plane, agent, store)
         self.clusters[(bucket, prefix)] = cluster
         return cluster
@@ -133,12 +140,21 @@ class KubeWorld(object):
                 for rr in page["ResourceRecordSets"]:
                     if rr["Name"] in names and rr["Type"] == "A" and "ResourceRecords" in rr:
                         if [r["Value"] for r in rr["ResourceRecords"]] == [PLACEHOLDER]:
-                            changes.append({"Action": "UPSERT", "ResourceRecordSet": {
-                                "Name": rr["Name"], "Type": "A", "TTL": rr.get("TTL", 60),
-                                "ResourceRecords": [{"Value": cluster.address}]}})
+                            changes.append(
+                                {
+                                    "Action": "UPSERT",
+                                    "ResourceRecordSet": {
+                                        "Name": rr["Name"],
+                                        "Type": "A",
+                                        "TTL": rr.get("TTL", 60),
+                                        "ResourceRecords": [{"Value": cluster.address}],
+                                    },
+                                }
+                            )
             if changes:
-                r53.change_resource_record_sets(HostedZoneId=zone["Id"], ChangeBatch={
-                    "Comment": "kopsible local world: dns-controller stand-in", "Changes": changes})
+                r53.change_resource_record_sets(
+                    HostedZoneId=zone["Id"], ChangeBatch={"Comment": "kopsible local world: dns-controller stand-in", "Changes": changes}
+                )
                 changed.extend(c["ResourceRecordSet"]["Name"] for c in changes)
         lb_names = []
         for service, key, call in (("elbv2", "LoadBalancers", "describe_load_balancers"), ("elb", "LoadBalancerDescriptions", "describe_load_balancers")):
@@ -189,17 +205,23 @@ class KubeWorld(object):
         self.write_state()
 
     def write_state(self, paused=False):
-        state = {"clusters": {}, "failed": {"%s/%s" % k: v for k, v in self.failed.items()}, "updated": time.time(),
-                 "paused": paused}
+        state = {"clusters": {}, "failed": {"%s/%s" % k: v for k, v in self.failed.items()}, "updated": time.time(), "paused": paused}
         for (bucket, prefix), c in self.clusters.items():
             state["clusters"][c.name] = {
                 "state_store": "s3://%s/%s" % (bucket, prefix.rsplit("/", 1)[0]) if "/" in prefix else "s3://%s" % bucket,
-                "address": c.address, "url": c.control_plane.url, "alive": c.control_plane.alive(),
+                "address": c.address,
+                "url": c.control_plane.url,
+                "alive": c.control_plane.alive(),
                 "started_seconds": round(c.control_plane.started_seconds or 0, 2),
-                "rss_bytes": c.control_plane.rss_bytes(), "lb_names": c.lb_names, "dns_updates": c.dns_updates,
-                "admin_kubeconfig": c.control_plane.admin_kubeconfig, "workdir": c.control_plane.workdir,
-                "agent_errors": c.agent.errors, "agent_last_error": c.agent.last_error,
-                "agent_step_seconds": c.agent.step_seconds}
+                "rss_bytes": c.control_plane.rss_bytes(),
+                "lb_names": c.lb_names,
+                "dns_updates": c.dns_updates,
+                "admin_kubeconfig": c.control_plane.admin_kubeconfig,
+                "workdir": c.control_plane.workdir,
+                "agent_errors": c.agent.errors,
+                "agent_last_error": c.agent.last_error,
+                "agent_step_seconds": c.agent.step_seconds,
+            }
         path = os.path.join(self.state_dir, "world.json")
         with open(path + ".tmp", "w") as handle:
             json.dump(state, handle, indent=1, default=str)
