@@ -1,6 +1,7 @@
 """Shared fixtures: the local AWS emulator (one moto server process per test session, reset
 between tests), and helpers to run real playbooks against it."""
 
+import json
 import os
 import sys
 
@@ -231,3 +232,24 @@ def kplay(kops_world):
         return run_playbook(tasks, emulator=kops_world.emulator, kops=kops_world.kops, **kwargs)
 
     return _play
+
+
+# A file not in tests/file_costs.json yet (new since the last refresh) counts as this many seconds.
+UNKNOWN_FILE_COST = 60
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Order the test files longest first (seconds from tests/file_costs.json, written by tools/test_costs.py),
+    keeping the order of the tests inside each file. With ``--dist loadfile`` pytest-xdist hands the files out in
+    this order (pytest.ini turns off its own reordering by test count, which put the many short unit files first
+    and the few longest integration files last, leaving one worker idle at the end)."""
+    path = os.path.join(ROOT, "tests", "file_costs.json")
+    if not os.path.exists(path):
+        return
+    with open(path) as handle:
+        costs = json.load(handle)
+
+    def cost(item):
+        return costs.get(os.path.relpath(str(item.path), ROOT), UNKNOWN_FILE_COST)
+
+    items.sort(key=lambda item: -cost(item))
