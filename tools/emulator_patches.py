@@ -700,3 +700,109 @@ def aws_managed_policies_built_when_read():
     IAMBackend._init_managed_policies = lambda self: lazy
     IAMBackend.aws_managed_policies = lazy_attribute("aws_managed_policies", aws_policies)
     IAMBackend.managed_policies = lazy_attribute("managed_policies", index)
+
+
+@patch
+def ec2_creates_honour_their_client_token():
+    """ec2:CreateVolume, CreateLaunchTemplate and CreateRouteTable repeated with the ClientToken of an earlier call.
+
+    moto: ignores ClientToken, so a retry of a request whose response was lost makes a second volume, launch
+    template or route table. kops' AWS SDK (aws-sdk-go-v2) fills ClientToken on every call of these operations
+    (their token member is an ``idempotencyToken``) and keeps it across its retries; with two volumes of one name
+    its next run stops: "found multiple Volumes with name: a.etcd-events.<cluster>" (the ``lost`` fault cases of
+    tests/integration/test_kops_faults.py).
+    AWS ("Ensuring idempotency in Amazon EC2 API requests"): the repeated call creates nothing and answers as the
+    first did; the same token with other parameters fails with IdempotentParameterMismatch.
+    """
+    from moto.ec2.exceptions import EC2ClientError
+    from moto.ec2.responses.elastic_block_store import ElasticBlockStore
+    from moto.ec2.responses.launch_templates import LaunchTemplates
+    from moto.ec2.responses.route_tables import RouteTables
+
+    def honour_client_token(cls, method):
+        original = getattr(cls, method)
+
+        def with_token(self):
+            token = self._get_param("ClientToken")
+            if not token:
+                return original(self)
+            params = {k: v for k, v in self.querystring.items() if k not in ("ClientToken", "Action", "Version")}
+            seen = self.ec2_backend.__dict__.setdefault("kopsible_client_tokens", {})
+            if (method, token) in seen:
+                first_params, first_result = seen[(method, token)]
+                if first_params != params:
+                    raise EC2ClientError("IdempotentParameterMismatch", "The client token %s was used with other parameters in an earlier request." % token)
+                return first_result
+            result = original(self)
+            seen[(method, token)] = (params, result)
+            return result
+
+        setattr(cls, method, with_token)
+
+    honour_client_token(ElasticBlockStore, "create_volume")
+    honour_client_token(LaunchTemplates, "create_launch_template")
+    honour_client_token(RouteTables, "create_route_table")
+
+
+@patch
+def elbv2_creates_with_the_same_settings_return_the_existing_object():
+    """elasticloadbalancing (v2) CreateLoadBalancer, CreateTargetGroup and CreateListener repeated with the same
+    settings, e.g. a retry of a request whose response was lost.
+
+    moto: a second load balancer of the same name (its duplicate check compares ARNs, which hold a random id);
+    DuplicateTargetGroupName; a second listener on the same port, whatever its settings (its check looks the port
+    up among listener ARNs).
+    AWS (API reference of each): "This operation is idempotent, which means that it completes at most one time. If
+    you attempt to create multiple <load balancers | target groups | listeners> with the same settings, each call
+    succeeds" (and returns the existing one); other settings under the same name (port, for a listener) fail as
+    moto fails.
+    """
+    from moto.elbv2.exceptions import DuplicateListenerError, DuplicateLoadBalancerName, DuplicateTargetGroupName
+    from moto.elbv2.models import ELBv2Backend
+
+    create_load_balancer = ELBv2Backend.create_load_balancer
+    create_target_group = ELBv2Backend.create_target_group
+    create_listener = ELBv2Backend.create_listener
+
+    def load_balancer(
+        self, name, security_groups, subnet_ids, subnet_mappings=None, scheme="internet-facing", loadbalancer_type=None, ip_address_type="ipv4", tags=None
+    ):
+        for existing in self.load_balancers.values():
+            if existing.name == name:
+                wanted = sorted(subnet_ids or []) + sorted(m["SubnetId"] for m in subnet_mappings or [])
+                same = (
+                    existing.scheme == scheme
+                    and existing.type == (loadbalancer_type or "application")
+                    and sorted(s.id for s in existing.subnets) == sorted(wanted)
+                    and sorted(existing.security_groups or []) == sorted(security_groups or [])
+                )
+                if not same:
+                    raise DuplicateLoadBalancerName()
+                return existing
+        return create_load_balancer(self, name, security_groups, subnet_ids, subnet_mappings, scheme, loadbalancer_type, ip_address_type, tags)
+
+    def target_group(self, name, **kwargs):
+        for existing in self.target_groups.values():
+            if existing.name == name:
+                protocol = kwargs.get("protocol")
+                same = (existing.protocol or None) == (protocol or existing.protocol or None) and str(existing.port) == str(kwargs.get("port"))
+                same = same and existing.vpc_id == kwargs.get("vpc_id") and existing.target_type == (kwargs.get("target_type") or "instance")
+                if not same:
+                    raise DuplicateTargetGroupName()
+                return existing
+        return create_target_group(self, name, **kwargs)
+
+    def listener(self, load_balancer_arn, protocol, port, ssl_policy, certificate, actions, alpn_policy=None, tags=None):
+        balancer = self.load_balancers.get(load_balancer_arn)
+        # moto's own check looks the port up among listener ARNs, so it never finds one: two listeners on one port
+        existing = next((item for item in balancer.listeners.values() if str(item.port) == str(port)), None) if balancer is not None else None
+        if existing is not None:
+            same = existing.protocol == (protocol or "").upper() and [a.data for a in existing.default_actions] == list(actions)
+            if not same:
+                raise DuplicateListenerError()
+            return existing
+        return create_listener(self, load_balancer_arn, protocol, port, ssl_policy, certificate, actions, alpn_policy, tags)
+
+    ELBv2Backend.create_load_balancer = load_balancer
+    ELBv2Backend.create_target_group = target_group
+    ELBv2Backend.create_listener = listener

@@ -405,3 +405,60 @@ def test_saved_state_restores_every_service_and_keeps_links_between_them(emulato
         assert missing.value.code == 404
     finally:
         emulator.drop_state("t")
+
+
+def test_ec2_creates_with_a_repeated_client_token_create_nothing_new(emulator):
+    """kops' SDK sends a ClientToken with CreateVolume, CreateLaunchTemplate and CreateRouteTable and keeps it across
+    retries: the repeated call answers with the first call's object, and the same token with other parameters fails
+    with IdempotentParameterMismatch, as AWS does."""
+    ec2 = emulator.client("ec2")
+    vpc, _ = vpc_with_subnets(ec2)
+    tags = [{"ResourceType": "volume", "Tags": [{"Key": "Name", "Value": "a.etcd-events.c1.k8s.local"}]}]
+    first = ec2.create_volume(AvailabilityZone="us-east-1a", Size=20, VolumeType="gp3", TagSpecifications=tags, ClientToken="vol-token-1")
+    again = ec2.create_volume(AvailabilityZone="us-east-1a", Size=20, VolumeType="gp3", TagSpecifications=tags, ClientToken="vol-token-1")
+    assert again["VolumeId"] == first["VolumeId"]
+    named = ec2.describe_volumes(Filters=[{"Name": "tag:Name", "Values": ["a.etcd-events.c1.k8s.local"]}])["Volumes"]
+    assert [v["VolumeId"] for v in named] == [first["VolumeId"]]
+    assert refused(ec2.create_volume, AvailabilityZone="us-east-1a", Size=30, VolumeType="gp3", ClientToken="vol-token-1") == "IdempotentParameterMismatch"
+    # without a token, or with another one, each call creates (as on AWS)
+    other = ec2.create_volume(AvailabilityZone="us-east-1a", Size=20, VolumeType="gp3", TagSpecifications=tags, ClientToken="vol-token-2")
+    assert other["VolumeId"] != first["VolumeId"]
+
+    data = {"ImageId": "ami-12345678", "InstanceType": "t3.medium"}
+    template = ec2.create_launch_template(LaunchTemplateName="nodes.c1", LaunchTemplateData=data, ClientToken="lt-token")["LaunchTemplate"]
+    repeated = ec2.create_launch_template(LaunchTemplateName="nodes.c1", LaunchTemplateData=data, ClientToken="lt-token")["LaunchTemplate"]
+    assert repeated["LaunchTemplateId"] == template["LaunchTemplateId"]
+    assert len(ec2.describe_launch_templates()["LaunchTemplates"]) == 1
+    # a template name is unique anyway: without the token the repeat is refused, as on AWS
+    assert refused(ec2.create_launch_template, LaunchTemplateName="nodes.c1", LaunchTemplateData=data) == "InvalidLaunchTemplateName.AlreadyExistsException"
+
+    table = ec2.create_route_table(VpcId=vpc, ClientToken="rt-token")["RouteTable"]["RouteTableId"]
+    assert ec2.create_route_table(VpcId=vpc, ClientToken="rt-token")["RouteTable"]["RouteTableId"] == table
+    tables = [t["RouteTableId"] for t in ec2.describe_route_tables(Filters=[{"Name": "vpc-id", "Values": [vpc]}])["RouteTables"] if not t["Associations"]]
+    assert tables == [table]
+
+
+def test_elbv2_creates_with_the_same_settings_return_the_existing_object(emulator):
+    """CreateLoadBalancer, CreateTargetGroup and CreateListener are idempotent on AWS: the same settings again return
+    the existing object; other settings under the same name (or port) are refused."""
+    ec2, elbv2 = emulator.client("ec2"), emulator.client("elbv2")
+    vpc, subnets = vpc_with_subnets(ec2)
+    lb = dict(Name="api-c1-k8s-local-abc", Subnets=subnets, Scheme="internet-facing", Type="network")
+    first = elbv2.create_load_balancer(**lb)["LoadBalancers"][0]
+    again = elbv2.create_load_balancer(**lb)["LoadBalancers"][0]
+    assert again["LoadBalancerArn"] == first["LoadBalancerArn"]
+    assert [b["LoadBalancerArn"] for b in elbv2.describe_load_balancers()["LoadBalancers"]] == [first["LoadBalancerArn"]]
+    assert refused(elbv2.create_load_balancer, **dict(lb, Scheme="internal")) == "DuplicateLoadBalancerName"
+
+    tg = dict(Name="tcp-c1-k8s-local-abc", Protocol="TCP", Port=443, VpcId=vpc, TargetType="instance")
+    group = elbv2.create_target_group(**tg)["TargetGroups"][0]
+    assert elbv2.create_target_group(**tg)["TargetGroups"][0]["TargetGroupArn"] == group["TargetGroupArn"]
+    assert len(elbv2.describe_target_groups()["TargetGroups"]) == 1
+    assert refused(elbv2.create_target_group, **dict(tg, Port=8443)) == "DuplicateTargetGroupName"
+
+    forward = [{"Type": "forward", "TargetGroupArn": group["TargetGroupArn"]}]
+    listener = dict(LoadBalancerArn=first["LoadBalancerArn"], Protocol="TCP", Port=443, DefaultActions=forward)
+    created = elbv2.create_listener(**listener)["Listeners"][0]
+    assert elbv2.create_listener(**listener)["Listeners"][0]["ListenerArn"] == created["ListenerArn"]
+    assert len(elbv2.describe_listeners(LoadBalancerArn=first["LoadBalancerArn"])["Listeners"]) == 1
+    assert refused(elbv2.create_listener, **dict(listener, Protocol="UDP")) == "DuplicateListener"
