@@ -13,7 +13,13 @@ longest match wins; several zones of that name is an error rather than a guess.
 
 import time
 
+try:
+    from botocore.exceptions import WaiterError
+except ImportError:  # pragma: no cover - AnsibleAWSModule reports missing botocore
+    WaiterError = None
+
 from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
+from ansible_collections.amazon.aws.plugins.module_utils.waiters import get_waiter
 
 from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import is_subdomain, parent_name
 
@@ -209,19 +215,26 @@ def change_records(client, zone_id, changes, comment):
     return response["ChangeInfo"]["Id"]
 
 
-def wait_insync(client, change_ids, timeout, sleep=2.0):
-    """Poll GetChange until every id in ``change_ids`` is INSYNC.
+def wait_insync(client, change_ids, timeout, delay=2):
+    """Wait until every id in ``change_ids`` is INSYNC, with amazon.aws's ``resource_record_sets_changed`` waiter
+    (botocore's ``ResourceRecordSetsChanged``: GetChange until ``ChangeInfo.Status`` is INSYNC, throttling retried),
+    polling every ``delay`` seconds instead of the waiter's 30.
 
-    :param timeout: seconds (int/float) before giving up.
+    :param timeout: seconds (int/float) before giving up, for all the changes together.
     :returns: seconds waited (float).
     :raises TimeoutError: a change is still PENDING after ``timeout``.
+    :raises botocore.exceptions.WaiterError: GetChange itself failed (e.g. access denied).
     """
+    waiter = get_waiter(client, "resource_record_sets_changed")
     start = time.monotonic()
     for change_id in change_ids:
-        while client.get_change(aws_retry=True, Id=change_id)["ChangeInfo"]["Status"] != "INSYNC":
-            if time.monotonic() - start > timeout:
-                raise TimeoutError("Route53 change %s is not INSYNC after %ss" % (change_id, timeout))
-            time.sleep(sleep)
+        left = max(0.0, timeout - (time.monotonic() - start))
+        try:
+            waiter.wait(Id=change_id, WaiterConfig={"Delay": delay, "MaxAttempts": int(left // delay) + 1})
+        except WaiterError as exc:
+            if "Max attempts exceeded" not in str(exc):
+                raise
+            raise TimeoutError("Route53 change %s is not INSYNC after %ss" % (change_id, timeout)) from None
     return time.monotonic() - start
 
 
