@@ -1,16 +1,23 @@
 """playbooks/lifecycle.yml, the whole kOps guide, as a test: the values each step reads back. As in
 `make demo`, the cluster's real control plane (kube world) answers: the create step validates for real,
 the kubeconfig lists the nodes, and the upgrade drains every node of a PodDisruptionBudget-protected
-workload."""
+workload.
 
+It runs as AWX runs a job: through ``ansible-runner`` from the execution environment's contents (issue 18 item 6;
+tools/harness/execution_environment.py): a fresh virtualenv on the EE's Python with exactly the Python packages,
+collections (kopsible.kops from its built tarball, offline) and kops version that execution-environment.yml puts
+in the image; the results are read from the job's events."""
+
+import json
 import os
+import subprocess
 
 import pytest
 import yaml
 
 from conftest import ROOT
+from harness.execution_environment import ExecutionEnvironment
 from harness.kops_env import lifecycle_overrides
-from harness.playbook import run_playbook
 
 pytestmark = pytest.mark.kops
 
@@ -19,18 +26,35 @@ def first(run, suffix):
     return next(r for n, r in run.results if n.endswith(suffix))
 
 
-def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tmp_path):
+@pytest.fixture(scope="module")
+def execution_environment(tmp_path_factory):
+    """The EE's contents in a fresh virtualenv (built once for this file)."""
+    return ExecutionEnvironment(tmp_path_factory.mktemp("ee")).build()
+
+
+def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tmp_path, execution_environment):
+    ee = execution_environment
+    # what the job ran with: the EE's own ansible-core, its collections (kopsible.kops from the tarball) and kops
+    with open(os.path.join(ROOT, "galaxy.yml")) as handle:
+        version = yaml.safe_load(handle)["version"]
+    assert ee.installed == {"amazon.aws": "10.1.2", "kubernetes.core": "6.2.0", "kopsible.kops": version}
     with open(os.path.join(ROOT, "examples", "vars", "us-east-1-ha.yml")) as handle:
         example = yaml.safe_load(handle)
     emulator.client("route53").create_hosted_zone(Name="example.org.", CallerReference="parent")
     kubeconfig = str(tmp_path / "kubeconfig")
-    run = run_playbook(
-        playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"),
-        emulator=emulator,
+    run = ee.run_job(
+        tmp_path / "job",
+        "playbooks/lifecycle.yml",
         extra_vars=dict(example, **lifecycle_overrides(kops_dns, ssh_public_key, kubeconfig=kubeconfig)),
+        env=emulator.aws_env(),
         resolv_conf=kops_dns.resolv_conf,
     )
-    assert run.rc == 0, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or run.stderr[-2000:]
+    assert run.rc == 0 and run.status == "successful", [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or (run.stdout + run.stderr)[-3000:]
+    # a job in the project directory (its ansible.cfg read, as ansible-runner reads it) finds the collection in
+    # the EE's collection path, not in this checkout's .cache/collections link
+    doc = subprocess.run([ee.bin("ansible-doc"), "--json", "kopsible.kops.kops_cluster"], env=ee.env(), cwd=ROOT, capture_output=True, text=True, check=False)
+    assert doc.returncode == 0, doc.stderr
+    assert json.loads(doc.stdout)["kopsible.kops.kops_cluster"]["doc"]["filename"].startswith(ee.collections + os.sep)
 
     delegation = first(run, "from its parent zone - " + example["subdomain"])
     assert delegation["verified"] is True and len(delegation["name_servers"]) == 4

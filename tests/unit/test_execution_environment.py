@@ -1,4 +1,4 @@
-"""The execution environment definition (meta/execution-environment.yml) renders with ansible-builder,
+"""The execution environment definition (execution-environment.yml) renders with ansible-builder,
 installs the pinned kops with its sha256 check, and pins what the project pins; no interactive prompts
 anywhere (AWX job templates cannot answer them)."""
 
@@ -15,7 +15,7 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
-EE_FILES = ("meta/execution-environment.yml", "meta/ee-requirements.txt", "meta/ee-galaxy-requirements.yml", "bindep.txt")
+EE_FILES = ("execution-environment.yml", "meta/execution-environment.yml", "meta/ee-requirements.txt", "meta/ee-galaxy-requirements.yml", "bindep.txt")
 
 
 def pins(path):
@@ -42,7 +42,7 @@ def context(tmp_path_factory):
     )
     assert build.returncode == 0, build.stderr
     create = subprocess.run(
-        [os.path.join(BIN, "ansible-builder"), "create", "-f", "meta/execution-environment.yml", "--context", "context", "--output-filename", "Containerfile"],
+        [os.path.join(BIN, "ansible-builder"), "create", "-f", "execution-environment.yml", "--context", "context", "--output-filename", "Containerfile"],
         capture_output=True,
         text=True,
         cwd=tree,
@@ -89,7 +89,7 @@ def test_ee_pins_match_the_tested_environment():
     for name, version in ee.items():
         if name in project:
             assert project[name] == version, name
-    with open(os.path.join(ROOT, "meta", "execution-environment.yml")) as handle:
+    with open(os.path.join(ROOT, "execution-environment.yml")) as handle:
         definition = yaml.safe_load(handle)
     assert definition["version"] == 3
     assert definition["dependencies"]["ansible_core"]["package_pip"] == "ansible-core==" + project["ansible-core"]
@@ -115,3 +115,31 @@ def test_no_interactive_prompts():
             if re.search(r"^\s*vars_prompt\s*:", text, re.M) or re.search(r"^\s*(-\s+)?(ansible\.builtin\.)?pause\s*:", text, re.M):
                 offenders.append(os.path.relpath(path, ROOT))
     assert offenders == []
+
+
+def test_introspection_of_the_installed_collection_finds_its_dependencies(context, tmp_path):
+    """kopsible.kops in another EE's galaxy requirements: ansible-builder's introspection reads the installed
+    collection's meta/execution-environment.yml (paths relative to the collection root) and lists its Python
+    packages and system packages (it failed on a missing ee-requirements.txt while that file was the build definition)."""
+    [tarball] = (context / "_build" / "kopsible").glob("kopsible-kops-*.tar.gz")
+    collections = tmp_path / "collections"
+    install = subprocess.run(
+        [os.path.join(BIN, "ansible-galaxy"), "collection", "install", "--offline", "--no-deps", "--force", "-p", str(collections), str(tarball)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert install.returncode == 0, install.stdout + install.stderr
+    pip_file, bindep_file = tmp_path / "pip.txt", tmp_path / "bindep.txt"
+    introspect = subprocess.run(
+        [os.path.join(BIN, "ansible-builder"), "introspect", str(collections), "--write-pip", str(pip_file), "--write-bindep", str(bindep_file)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert introspect.returncode == 0, introspect.stdout + introspect.stderr
+    listed = {line.split("#")[0].strip() for line in pip_file.read_text().splitlines() if line.split("#")[0].strip()}
+    # introspect leaves out what every EE has anyway (its EXCLUDE_REQUIREMENTS: ansible-core's own, PyYAML among them)
+    wanted = {"%s==%s" % item for item in pins(os.path.join(ROOT, "meta", "ee-requirements.txt")).items() if item[0] != "pyyaml"}
+    assert wanted and wanted <= {line.lower() for line in listed}, listed
+    assert "curl" in bindep_file.read_text(), bindep_file.read_text()
