@@ -39,7 +39,33 @@ CREATES = [
     "events:PutRule",
     "route53:ChangeResourceRecordSets",
 ]
-MIXES = {"default": dict(rate=0.05), "lost on creates": dict(rate=0.2, mix={"lost": 1}, operations=CREATES)}
+# Of those, the creates a retry cannot duplicate on AWS: EC2 calls with a ClientToken (kops' aws-sdk-go-v2 fills it and
+# keeps it across retries), ELBv2 creates (idempotent with the same settings), names that are unique (a retry is
+# refused: AlreadyExists / EntityAlreadyExists / Duplicate), and upserts. CreateVpc, CreateSubnet,
+# CreateSecurityGroup, CreateInternetGateway, CreateDhcpOptions and CreateRoute have no ClientToken in EC2's API:
+# a lost answer retried by the SDK makes a second one on AWS as well (docs/reliability.md).
+RETRY_SAFE_CREATES = [
+    "ec2:CreateLaunchTemplate",
+    "ec2:CreateVolume",
+    "ec2:CreateRouteTable",
+    "ec2:ImportKeyPair",
+    "ec2:CreateTags",
+    "autoscaling:CreateAutoScalingGroup",
+    "iam:CreateRole",
+    "iam:CreateInstanceProfile",
+    "elasticloadbalancing:CreateLoadBalancer",
+    "elasticloadbalancing:CreateTargetGroup",
+    "elasticloadbalancing:CreateListener",
+    "sqs:CreateQueue",
+    "events:PutRule",
+    "route53:ChangeResourceRecordSets",
+]
+MIXES = {
+    "default": dict(rate=0.05),
+    "lost on creates": dict(rate=0.2, mix={"lost": 1}, operations=CREATES),
+    "lost on retry-safe creates": dict(rate=0.2, mix={"lost": 1}, operations=RETRY_SAFE_CREATES),
+}
+LOST_MIXES = ("lost on creates", "lost on retry-safe creates")
 
 
 @pytest.fixture(scope="module")
@@ -59,16 +85,29 @@ def reference(emulator_session, kops_dns, ssh_public_key):
     return cloud_summary(world)
 
 
-# Lost answers to kops' creates: seeds 1 and 2 failed in their first runs (2026-12-01), the reason not read yet
-# (docs/reliability.md); each case takes about 5 minutes. Run them with KOPSIBLE_LOST_FAULTS=1 until that is understood.
+# Lost answers to kops' creates (docs/reliability.md records each seed's result and why): about 5 minutes a case,
+# so they run with KOPSIBLE_LOST_FAULTS=1, not in `make test`. On every create, seeds 1 and 2 fail for a reason AWS
+# shares (a retried CreateVpc / CreateInternetGateway, which take no ClientToken, makes a duplicate): those two are
+# expected failures (not strict: which request a seed hits depends on the order of kops' concurrent tasks).
 LOST_OPT_IN = pytest.mark.skipif(
     not os.environ.get("KOPSIBLE_LOST_FAULTS"),
-    reason="lost answers to kops' creates: seeds 1 and 2 fail, cause open (issue 20 item 4); KOPSIBLE_LOST_FAULTS=1 runs them",
+    reason="lost answers to kops' creates take about 5 minutes a case; KOPSIBLE_LOST_FAULTS=1 runs them (docs/reliability.md)",
+)
+DUPLICATED_ON_AWS_TOO = pytest.mark.xfail(
+    strict=False,
+    reason="a lost CreateVpc (seed 1) / CreateInternetGateway (seed 2) answer, retried by kops' SDK, makes a second one "
+    "(EC2 takes no ClientToken there, AWS duplicates it too): kops stops on 'found multiple ...'",
 )
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("mix", [pytest.param(m, marks=[LOST_OPT_IN] if m == "lost on creates" else []) for m in sorted(MIXES)])
+def mix_marks(mix, seed):
+    marks = [LOST_OPT_IN] if mix in LOST_MIXES else []
+    if mix == "lost on creates" and seed in (1, 2):
+        marks.append(DUPLICATED_ON_AWS_TOO)
+    return marks
+
+
+@pytest.mark.parametrize("mix, seed", [pytest.param(m, seed, marks=mix_marks(m, seed), id="%s-%d" % (m, seed)) for m in sorted(MIXES) for seed in SEEDS])
 def test_kops_cluster_apply_under_faults(kops_world, reference, mix, seed):
     """The first run, under faults, either converges or fails cleanly; the re-run (faults off) converges to the
     reference and a run after a converged one changes nothing."""
