@@ -17,7 +17,7 @@ import yaml
 from .emulator import ROOT
 
 MOLECULE_DIR = os.path.join(ROOT, "extensions", "molecule")
-# test file -> its scenarios (seconds each, measured alone on the 2-core machine: CHANGELOG / docs)
+# test file (tests/integration/) -> the scenarios it runs
 TEST_FILES = {
     # AWS APIs only (and no AWS at all for kops_binary): the emulator, no kops
     "test_molecule.py": ("state_store", "subdomain_delegation", "kops_iam", "kops_binary"),
