@@ -64,9 +64,9 @@ TEST_WORKERS ?= 2
 test: setup
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile tests
 
-# The roles' Molecule scenarios (extensions/molecule/<scenario>) on the local emulator; make test runs them too
-# (tests/integration/test_molecule.py).
-molecule: venv collection
+# A Molecule scenario per role (extensions/molecule/<role>) on the local emulator, with the real kops for the kops
+# roles; make test runs them too (tests/integration/test_molecule*.py).
+molecule: venv collection kops
 	molecule test --all
 
 test-unit: venv collection
