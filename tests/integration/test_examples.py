@@ -2,9 +2,11 @@
 check mode, against the emulator with the real kops: what check mode reports is asserted, and the
 emulator's whole state and every object version of the state-store bucket are identical before and after.
 
-None of these examples makes a DNS lookup (gossip names need none; private DNS uses only the Route53 API),
-so kops runs directly, without the local DNS server: the kops options are built here like
-tools/harness/kops_env.py ``module_options`` but with the real binary. The emulator run overrides only
+Creating and applying these examples makes no DNS lookup (gossip names need none; private DNS uses only the
+Route53 API), so kops runs directly, without the local DNS server: the kops options are built here like
+tools/harness/kops_env.py ``module_options`` but with the real binary. Only the AWS China example's roll and
+validate steps reach the cluster's API (through its load balancer's DNS name): they run through
+tools/kops-with-local-dns with the kube world. The emulator run overrides only
 what an offline run needs: the endpoint, ``kops_binary``/``kops_env`` (KOPS_BASE_URL at the placeholder
 artifact tree, no image-digest lookups), the SSH key, channel ``none`` (the default channel is on GitHub),
 and the ids of resources that only exist once the test made them (the China VPC, subnets and image).
@@ -402,7 +404,8 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path, kops_d
     Then applied as a user would, with kops' files from the fileRepository mirror, to read back what only an
     apply shows: IAM roles and policies in the aws-cn partition, the VPC used (not created), the shared subnets
     tagged, the API record in the private zone. Then check mode again: an empty plan, changed=false. No DNS
-    lookup; check mode writes nothing either time."""
+    lookup; check mode writes nothing either time. Then operate.yml's steps: terraform; roll (not cloud-only) and
+    validate for real against the cluster's control plane (kube world), read back from kops and the Kubernetes API."""
     example = example_vars("aws-china")
     net = ChinaNetwork(emulator, example)
     bucket, name = example["state_store_bucket"], example["cluster_name"]
