@@ -2,9 +2,11 @@
 check mode, against the emulator with the real kops: what check mode reports is asserted, and the
 emulator's whole state and every object version of the state-store bucket are identical before and after.
 
-None of these examples makes a DNS lookup (gossip names need none; private DNS uses only the Route53 API),
-so kops runs directly, without the local DNS server: the kops options are built here like
-tools/harness/kops_env.py ``module_options`` but with the real binary. The emulator run overrides only
+Creating and applying these examples makes no DNS lookup (gossip names need none; private DNS uses only the
+Route53 API), so kops runs directly, without the local DNS server: the kops options are built here like
+tools/harness/kops_env.py ``module_options`` but with the real binary. Only the AWS China example's roll and
+validate steps reach the cluster's API (through its load balancer's DNS name): they run through
+tools/kops-with-local-dns with the kube world. The emulator run overrides only
 what an offline run needs: the endpoint, ``kops_binary``/``kops_env`` (KOPS_BASE_URL at the placeholder
 artifact tree, no image-digest lookups), the SSH key, channel ``none`` (the default channel is on GitHub),
 and the ids of resources that only exist once the test made them (the China VPC, subnets and image).
@@ -396,13 +398,14 @@ def stage_kops_files(emulator, bucket, prefix="files"):
     return "%s/%s/%s/" % (emulator.url, bucket, prefix), "%s/%s/%s" % (emulator.url, bucket, base)
 
 
-def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path):
+def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path, kops_dns, kube_world_process):
     """examples/aws-china in check mode on a new cluster: the spec kops would create in cn-north-1 (the existing
     VPC and subnets, private topology and private DNS, an internal API load balancer, the asset mirrors).
     Then applied as a user would, with kops' files from the fileRepository mirror, to read back what only an
     apply shows: IAM roles and policies in the aws-cn partition, the VPC used (not created), the shared subnets
     tagged, the API record in the private zone. Then check mode again: an empty plan, changed=false. No DNS
-    lookup; check mode writes nothing either time."""
+    lookup; check mode writes nothing either time. Then operate.yml's steps: terraform; roll (not cloud-only) and
+    validate for real against the cluster's control plane (kube world), read back from kops and the Kubernetes API."""
     example = example_vars("aws-china")
     net = ChinaNetwork(emulator, example)
     bucket, name = example["state_store_bucket"], example["cluster_name"]
@@ -502,22 +505,72 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path):
     assert "arn:aws:" not in written and written.count("arn:aws-cn:") >= 2
     assert 'region = "cn-north-1"' in terraform
 
-    # Guide 002's rolling-update flags, each in the kops argv (no instance needs an update: nothing rolls).
-    # --cloudonly: no Kubernetes API answers for this cluster here (guide 001's test drains for real).
-    roll_options = dict(example["china_roll"], cloudonly=True)
-    rolled = play(emulator, "aws-china", "operate.yml", dict(extra, china_steps=["roll"], china_roll=roll_options)).result(
-        "Rolling update with the guide's flags"
+    # Guide 002's last steps for real, against the cluster's control plane (the kube world, resumed only now: its
+    # dns-controller stand-in writes the API records, which the check-mode and terraform steps above must not see).
+    # kops reaches the internal API through the load balancer's DNS name (pkg/kubeconfig/create_kubecfg.go), which the
+    # emulator's DNS face answers with the control plane's address, so kops runs through tools/kops-with-local-dns.
+    live = dict(
+        extra,
+        kops_binary=os.path.join(ROOT, "tools", "kops-with-local-dns"),
+        kops_env=dict(extra["kops_env"], KOPSIBLE_KOPS=kops_binary(), KOPSIBLE_RESOLV_CONF=kops_dns.resolv_conf),
     )
-    assert not rolled.get("failed") and rolled["changed"] is False, rolled.get("msg")
-    argv = next(c["argv"] for c in rolled["kops_invocations"] if c["argv"][1:3] == ["rolling-update", "cluster"])
-    assert argv[1:5] == ["rolling-update", "cluster", "--name", name]
-    pairs = [argv[i : i + 2] for i in range(len(argv) - 1)]
-    for flag in (
-        ["--instance-group", "nodes-cn-north-1a,nodes-cn-north-1b"],
-        ["--instance-group-roles", "node"],
-        ["--node-interval", "15m"],
-        ["--control-plane-interval", "15m"],
-        ["--validation-timeout", "30m"],
-    ):
-        assert flag in pairs, (flag, argv)
-    assert "--fail-on-validate-error=true" in argv and "--cloudonly" in argv and "--yes" not in argv
+    kube_world_process.resume()
+    try:
+        info = kube_world_process.wait_cluster(name, timeout=120, nodes=3)
+        instances = {
+            i["InstanceId"]: {t["Key"]: t["Value"] for t in i["Tags"]}["kops.k8s.io/instancegroup"]
+            for r in ec2.describe_instances(
+                Filters=[{"Name": "tag:KubernetesCluster", "Values": [name]}, {"Name": "instance-state-name", "Values": ["running"]}]
+            )["Reservations"]
+            for i in r["Instances"]
+        }
+        [balancer] = emulator.client("elbv2", CHINA).describe_load_balancers()["LoadBalancers"]
+        assert balancer["Scheme"] == "internal" and info["lb_names"] == [balancer["DNSName"].lower()], (balancer, info)
+        # the dns-controller stand-in found the private zone of the aws-cn partition
+        records = emulator.client("route53", CHINA).list_resource_record_sets(HostedZoneId=net.zone_id)["ResourceRecordSets"]
+        internal = [r["ResourceRecords"] for r in records if r["Name"] == "api.internal.%s." % name and r["Type"] == "A"]
+        assert internal == [[{"Value": info["address"]}]], records
+
+        # Guide 002's rolling update with its flags as the example gives them (not cloud-only: kops reads the nodes
+        # through the API for its table; no instance needs an update, so nothing rolls), then its last step, kops
+        # validate cluster: one run of operate.yml, as a user runs both steps.
+        run = play(emulator, "aws-china", "operate.yml", dict(live, china_steps=["roll", "validate"], china_validate_timeout="3m"))
+        rolled = run.result("Rolling update with the guide's flags")
+        assert not rolled.get("failed") and rolled["changed"] is False, rolled.get("msg")
+        argv = next(c["argv"] for c in rolled["kops_invocations"] if c["argv"][1:3] == ["rolling-update", "cluster"])
+        assert argv[1:5] == ["rolling-update", "cluster", "--name", name]
+        pairs = [argv[i : i + 2] for i in range(len(argv) - 1)]
+        for flag in (
+            ["--instance-group", "nodes-cn-north-1a,nodes-cn-north-1b"],
+            ["--instance-group-roles", "node"],
+            ["--node-interval", "15m"],
+            ["--control-plane-interval", "15m"],
+            ["--validation-timeout", "30m"],
+        ):
+            assert flag in pairs, (flag, argv)
+        assert "--fail-on-validate-error=true" in argv and "--cloudonly" not in argv and "--yes" not in argv
+        # NODES: the group's instances kops found joined as Nodes, read through the API (no column with --cloudonly)
+        assert {g["name"]: (g["status"], g["need_update"], g.get("nodes")) for g in rolled["groups_before"]} == {
+            "nodes-cn-north-1a": ("Ready", 0, 1),
+            "nodes-cn-north-1b": ("Ready", 0, 1),
+        }, rolled["groups_before"]
+
+        # kops' own validation result, and the nodes read from the API.
+        validated = run.result("Validate %s" % name)
+        assert not validated.get("failed") and validated["changed"] is False, validated.get("msg")
+        validation = validated["validation"]
+        assert validation["ok"] is True and validation["failures"] == [] and validation["problems"] == [], validation
+        api_nodes = kube_world_process.core(name).list_node().items
+        read = {n.spec.provider_id.rsplit("/", 1)[-1]: n for n in api_nodes}
+        assert sorted(read) == sorted(instances), (sorted(read), instances)
+        for instance_id, node in read.items():
+            assert node.metadata.labels["kops.k8s.io/instancegroup"] == instances[instance_id]
+            assert node.metadata.labels["topology.kubernetes.io/region"] == CHINA
+            assert [c.status for c in node.status.conditions if c.type == "Ready"] == ["True"]
+        roles = {n.metadata.name: ("control-plane" if "node-role.kubernetes.io/control-plane" in n.metadata.labels else "node") for n in api_nodes}
+        assert sorted((n["name"], n["role"], n["zone"], n["status"]) for n in validation["nodes"]) == sorted(
+            (n.metadata.name, roles[n.metadata.name], n.metadata.labels["topology.kubernetes.io/zone"], "True") for n in api_nodes
+        )
+        assert sorted(roles.values()) == ["control-plane", "node", "node"]
+    finally:
+        kube_world_process.pause()

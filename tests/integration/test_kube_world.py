@@ -8,9 +8,12 @@ controller. One applied HA cluster is shared by the tests of this file (created 
 import time
 
 import pytest
+import yaml
 
 from conftest import CLUSTER, KopsWorld
 from harness.kube_world import wait_for
+from kubeworld.node_agent import StoreView
+from kubeworld.world import CA_SUFFIX, SA_SUFFIX, Cluster, KubeWorld
 
 pytestmark = pytest.mark.kops
 VALIDATE = dict(name=CLUSTER, validate=True)
@@ -53,6 +56,48 @@ def running_instances(world):
 def validate(world, timeout="0s", **extra):
     task = {"name": "v", "kopsible.kops.kops_cluster": dict(VALIDATE, validate_timeout=timeout, **extra), "ignore_errors": True}
     return world.play([task]).result("v")
+
+
+def test_world_finds_state_stores_and_private_zones_of_every_partition(emulator, tmp_path):
+    """The AWS China guide's shape without kops: a state store in cn-north-1 (S3 of the aws-cn partition, which a
+    us-east-1 client does not list), the private hosted zone kops.internal (Route53 of aws-cn) holding kops'
+    placeholder for api.internal, and an internal API load balancer. The world finds the store next to one of the
+    aws partition, points the placeholder at the control plane's address (and leaves the same name in a zone of the
+    aws partition alone), and lists the internal load balancer's DNS name for the DNS face."""
+    name, china = "beijing.kops.internal", "cn-north-1"
+    spec = {"spec": {"networking": {"subnets": [{"name": "cn-north-1a", "zone": "cn-north-1a"}]}}}
+    for bucket, region, cluster in (("kopsible-cn-state", china, name), ("kopsible-state", "us-east-1", "c.example.org")):
+        s3 = emulator.client("s3", region)
+        s3.create_bucket(Bucket=bucket, **({"CreateBucketConfiguration": {"LocationConstraint": region}} if region != "us-east-1" else {}))
+        for key in ("/config", CA_SUFFIX, SA_SUFFIX):
+            s3.put_object(Bucket=bucket, Key=cluster + key, Body=yaml.safe_dump(spec).encode())
+    assert [b["Name"] for b in emulator.client("s3").list_buckets()["Buckets"]] == ["kopsible-state"]  # partitions apart, as in AWS
+
+    def placeholder_zone(region, private):
+        r53 = emulator.client("route53", region)
+        extra = {"HostedZoneConfig": {"PrivateZone": True}, "VPC": {"VPCRegion": region, "VPCId": vpc}} if private else {}
+        zone = r53.create_hosted_zone(Name="kops.internal.", CallerReference="zone-" + region, **extra)["HostedZone"]["Id"]
+        record = {"Name": "api.internal.%s." % name, "Type": "A", "TTL": 10, "ResourceRecords": [{"Value": "203.0.113.123"}]}
+        r53.change_resource_record_sets(HostedZoneId=zone, ChangeBatch={"Changes": [{"Action": "CREATE", "ResourceRecordSet": record}]})
+        return lambda: [r["ResourceRecords"][0]["Value"] for r in r53.list_resource_record_sets(HostedZoneId=zone)["ResourceRecordSets"] if r["Type"] == "A"]
+
+    ec2 = emulator.client("ec2", china)
+    vpc = ec2.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
+    subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.20.32.0/19", AvailabilityZone="cn-north-1a")["Subnet"]["SubnetId"]
+    china_record, global_record = placeholder_zone(china, private=True), placeholder_zone("us-east-1", private=False)
+    balancer = emulator.client("elbv2", china).create_load_balancer(
+        Name="api-beijing-kops-internal-abc", Subnets=[subnet], Scheme="internal", Type="network", Tags=[{"Key": "KubernetesCluster", "Value": name}]
+    )["LoadBalancers"][0]
+
+    world = KubeWorld(emulator.client, "127.250.0", str(tmp_path))
+    found = world.discover()
+    assert found == {("kopsible-cn-state", name): (name, china), ("kopsible-state", "c.example.org"): ("c.example.org", "us-east-1")}
+    store = StoreView(lambda: emulator.client("s3", china), "kopsible-cn-state", name)
+    store.refresh()
+    cluster = Cluster(name, "kopsible-cn-state", name, "127.250.0.1", None, None, store, china)
+    assert world.play_dns_controller(cluster) == ["api.internal.%s." % name]
+    assert china_record() == ["127.250.0.1"] and global_record() == ["203.0.113.123"]
+    assert cluster.lb_names == [balancer["DNSName"].lower()]
 
 
 def test_control_plane_start_and_memory(live):

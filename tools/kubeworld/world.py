@@ -9,9 +9,16 @@ Route53 (``api.<cluster>``, ``api.internal.<cluster>``), which kops creates with
 address 203.0.113.123 (pkg/model/dns.go... upup/pkg/fi/cloudup/dns.go), are set to the control plane's
 address, as dns-controller sets them to the control-plane nodes' addresses in AWS.
 
-For clusters without Route53 DNS (gossip ``*.k8s.local`` or ``dns: none``) kops' kubeconfig points at
-the API load balancer's DNS name: the world lists those names in ``world.json`` and the emulator's DNS
-face answers them with the control plane's address (tools/harness/route53_dns.py).
+For clusters with an API load balancer (gossip ``*.k8s.local``, ``dns: none``, or any cluster with
+``api.loadBalancer``, internal ones included) kops' kubeconfig and ``kops validate cluster`` connect to the
+load balancer's DNS name (pkg/kubeconfig/create_kubecfg.go, ``GetApiIngressStatus``): the world lists those
+names in ``world.json`` and the emulator's DNS face answers them with the control plane's address
+(tools/harness/route53_dns.py).
+
+Partitions: S3 and Route53 keep one state per AWS partition (``aws``, ``aws-cn``, ``aws-us-gov``), as in
+AWS, where a bucket or hosted zone made with China credentials is not listed with global ones. The world
+lists the state stores of every partition through a region of it (``GLOBAL_REGION`` of tools/harness/snapshot.py), reads each
+store through its own partition, and plays dns-controller in the hosted zones of the cluster's partition.
 
 State: ``state_dir/world.json`` (clusters, addresses, start times, memory, errors), each cluster's
 files and logs under ``state_dir/<cluster>/``, knobs in ``state_dir/<cluster>/knobs.json``.
@@ -23,6 +30,8 @@ import socket
 import threading
 import time
 
+from harness.snapshot import GLOBAL_REGION, partition_of
+
 from . import pki
 from .control_plane import ControlPlane, ControlPlaneError
 from .node_agent import NodeAgent, StoreView
@@ -32,11 +41,18 @@ SA_SUFFIX = "/pki/private/service-account/keyset.yaml"
 PLACEHOLDER = "203.0.113.123"  # kops' placeholder for API records until dns-controller runs
 
 
+def partition_region(region):
+    """The region through which the global services (S3's bucket list, Route53) of ``region``'s partition are
+    reached (str): cn-north-1 for ``cn-*``, us-gov-west-1 for ``us-gov-*``, us-east-1 for any other region or None."""
+    return GLOBAL_REGION[partition_of(region or "us-east-1")]
+
+
 class Cluster(object):
     """A running cluster of the world: its control plane, node agent and store view."""
 
-    def __init__(self, name, bucket, prefix, address, control_plane, agent, store):
+    def __init__(self, name, bucket, prefix, address, control_plane, agent, store, s3_region="us-east-1"):
         self.name, self.bucket, self.prefix, self.address = name, bucket, prefix, address
+        self.s3_region = s3_region
         self.control_plane, self.agent, self.store = control_plane, agent, store
         self.lb_names = []
         self.dns_updates = []
@@ -59,21 +75,23 @@ class KubeWorld(object):
 
     # -- discovery -------------------------------------------------------------------------------------
     def discover(self):
-        """Clusters with a CA keyset and a config in any bucket: ``{(bucket, prefix): name}``."""
-        s3 = self.aws("s3")
+        """Clusters with a CA keyset and a config in any bucket of any partition:
+        ``{(bucket, prefix): (name, region of the bucket's partition)}``."""
         found = {}
-        for bucket in s3.list_buckets().get("Buckets", []):
-            keys = set()
-            try:
-                for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket["Name"]):
-                    keys.update(obj["Key"] for obj in page.get("Contents", []))
-            except Exception:
-                continue
-            for key in keys:
-                if key.endswith(CA_SUFFIX):
-                    prefix = key[: -len(CA_SUFFIX)]
-                    if prefix + "/config" in keys and prefix + SA_SUFFIX in keys:
-                        found[(bucket["Name"], prefix)] = prefix.rsplit("/", 1)[-1]
+        for region in GLOBAL_REGION.values():
+            s3 = self.aws("s3", region)
+            for bucket in s3.list_buckets().get("Buckets", []):
+                keys = set()
+                try:
+                    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket["Name"]):
+                        keys.update(obj["Key"] for obj in page.get("Contents", []))
+                except Exception:
+                    continue
+                for key in keys:
+                    if key.endswith(CA_SUFFIX):
+                        prefix = key[: -len(CA_SUFFIX)]
+                        if prefix + "/config" in keys and prefix + SA_SUFFIX in keys:
+                            found[(bucket["Name"], prefix)] = (prefix.rsplit("/", 1)[-1], region)
         return found
 
     def _address(self):
@@ -92,14 +110,15 @@ class KubeWorld(object):
         raise RuntimeError("no free address in %s.0/24" % self.prefix)
 
     # -- start / stop one cluster --------------------------------------------------------------------
-    def start_cluster(self, bucket, prefix, name):
-        """Start the control plane and node agent of ``name``; returns the :class:`Cluster`."""
+    def start_cluster(self, bucket, prefix, name, s3_region="us-east-1"):
+        """Start the control plane and node agent of ``name``, whose state store is ``bucket``/``prefix`` in the
+        partition of ``s3_region``; returns the :class:`Cluster`."""
         import kubernetes
 
-        s3 = self.aws("s3")
+        s3 = self.aws("s3", s3_region)
         ca = pki.parse_keyset(s3.get_object(Bucket=bucket, Key=prefix + CA_SUFFIX)["Body"].read())
         sa = pki.parse_keyset(s3.get_object(Bucket=bucket, Key=prefix + SA_SUFFIX)["Body"].read())
-        store = StoreView(lambda: self.aws("s3"), bucket, prefix)
+        store = StoreView(lambda: self.aws("s3", s3_region), bucket, prefix)
         store.refresh()
         networking = (store.cluster.get("spec") or {}).get("networking") or {}
         service_range = networking.get("serviceClusterIPRange") or (store.cluster.get("spec") or {}).get("serviceClusterIPRange")
@@ -115,7 +134,7 @@ class KubeWorld(object):
             store,
             knobs_path=os.path.join(workdir, "knobs.json"),
         ).start()
-        cluster = Cluster(name, bucket, prefix, address, control_plane, agent, store)
+        cluster = Cluster(name, bucket, prefix, address, control_plane, agent, store, s3_region)
         self.clusters[(bucket, prefix)] = cluster
         return cluster
 
@@ -126,9 +145,10 @@ class KubeWorld(object):
 
     # -- dns-controller --------------------------------------------------------------------------------
     def play_dns_controller(self, cluster):
-        """Point the cluster's placeholder API records at its control plane; note its API load balancers'
-        DNS names. Returns the list of record names changed."""
-        r53 = self.aws("route53")
+        """Point the cluster's placeholder API records at its control plane, in the public and private hosted zones
+        of the cluster's partition (its region's, else its state store's); note its API load balancers' DNS names.
+        Returns the list of record names changed."""
+        r53 = self.aws("route53", partition_region(cluster.store.region() or cluster.s3_region))
         changed = []
         names = ("api.%s." % cluster.name, "api.internal.%s." % cluster.name)
         for zone in r53.list_hosted_zones().get("HostedZones", []):
@@ -191,11 +211,11 @@ class KubeWorld(object):
         found = self.discover()
         for key in [k for k in self.clusters if k not in found]:
             self.stop_cluster(key)
-        for key, name in found.items():
+        for key, (name, s3_region) in found.items():
             if key in self.clusters or key in self.failed:
                 continue
             try:
-                self.start_cluster(key[0], key[1], name)
+                self.start_cluster(key[0], key[1], name, s3_region)
             except (ControlPlaneError, ValueError, OSError, RuntimeError) as exc:
                 self.failed[key] = "%s: %s" % (type(exc).__name__, exc)
         for key in [k for k in self.failed if k not in found]:
