@@ -717,7 +717,8 @@ _IAM_ARN_PARAMETERS = (
 def record_iam_refusals(record):
     """Call ``record(entry)`` for every request moto's authorization refuses, ``entry`` a dict ``{"action": "ec2:CreateVpc",
     "resource": ARN or "*", "principal": caller ARN or None, "code": "AccessDenied" | "InvalidClientTokenId" |
-    "SignatureDoesNotMatch"}``: the enforcement mode's list of refusals (a client that retries or hides the
+    "SignatureDoesNotMatch", "client": the first word of the User-Agent, e.g. "aws-sdk-go-v2/1.39.2"}``: the
+    enforcement mode's list of refusals (a client that retries or hides the
     error still leaves its refusal here)."""
     from moto.iam.access_control import IAMRequestBase
 
@@ -738,6 +739,7 @@ def record_iam_refusals(record):
                     "resource": getattr(self, "_kopsible_resource", "*"),
                     "principal": access_key.arn if access_key is not None else None,
                     "code": code,
+                    "client": (self._headers.get("User-Agent") or "").split(" ")[0],
                 }
             )
             return method(self, *args)
@@ -984,3 +986,29 @@ def iam_refusals_answer_in_the_service_protocol():
             raise made from error
 
     ActionAuthenticatorMixin._authenticate_and_authorize_action = authenticate_and_authorize
+
+
+@patch
+def request_signature_is_checked_over_the_raw_body():
+    """The SigV4 signature check of IAM enforcement, for a request with no body (e.g. route53:ListHostedZones, a GET).
+
+    moto: recomputes the signature over ``self._body or self._data`` (the form fields of a Query POST, whose body
+    its parsing consumed); a GET has no body, and for REST services
+    ``_data`` is the request's *headers*, which botocore form-encodes as the payload: the payload hash differs and
+    every such call by a correctly signing client (boto3, kops' aws-sdk-go-v2) is ``SignatureDoesNotMatch``.
+    AWS: the payload hashed into the canonical request is the request's body as sent (empty for a GET, HEAD or
+    DELETE).
+    """
+    from botocore.awsrequest import AWSRequest
+    from moto.iam.access_control import IAMRequestBase
+
+    def create_aws_request(self):
+        signed_headers = self._get_string_between("SignedHeaders=", ",", self._headers["Authorization"]).split(";")
+        headers = self._create_headers_for_aws_request(signed_headers, self._headers)
+        # a Query-protocol POST's form body is consumed by moto's parsing: ``_data`` holds it (moto's own choice, kept)
+        payload = self._body or (b"" if self._method in ("GET", "HEAD", "DELETE") else self._data)
+        request = AWSRequest(method=self._method, url=self._path, data=payload, headers=headers)
+        request.context["timestamp"] = headers["X-Amz-Date"]
+        return request
+
+    IAMRequestBase._create_aws_request = create_aws_request
