@@ -146,7 +146,7 @@ def test_lifecycle_without_one_action_stops_naming_it(emulator, kops_dns, ssh_pu
     for statement in document["Statement"]:
         if isinstance(statement["Action"], list) and REMOVED_ACTION in statement["Action"]:
             statement["Action"].remove(REMOVED_ACTION)
-    assert REMOVED_ACTION not in json.dumps(document)
+    assert json.dumps(REMOVED_ACTION) not in json.dumps(document)
     iam.create_policy_version(PolicyArn=policy_arn, PolicyDocument=json.dumps(document), SetAsDefault=True)
     emulator.enforce_iam()
 
