@@ -562,3 +562,35 @@ def test_signature_of_a_bodyless_request_is_checked(emulator):
         aws_secret_access_key="not-the-secret",
     )
     assert refusal(lambda: forged.list_hosted_zones())[0] == "SignatureDoesNotMatch"
+
+
+def test_auto_scaling_group_with_an_instance_profile_needs_pass_role(emulator):
+    iam, ec2 = emulator.client("iam"), emulator.client("ec2")
+    for name in ("nodes.k.example.org", "admin"):
+        iam.create_role(RoleName=name, AssumeRolePolicyDocument="{}")
+        iam.create_instance_profile(InstanceProfileName=name)
+        iam.add_role_to_instance_profile(InstanceProfileName=name, RoleName=name)
+    ami = ec2.describe_images(Owners=["099720109477"])["Images"][0]["ImageId"]
+    for name in ("nodes.k.example.org", "admin"):
+        ec2.create_launch_template(LaunchTemplateName=name, LaunchTemplateData={"ImageId": ami, "IamInstanceProfile": {"Name": name}})
+    client = operator(
+        emulator,
+        [
+            {"Effect": "Allow", "Action": ["autoscaling:CreateAutoScalingGroup", "ec2:RunInstances"], "Resource": "*"},
+            {"Effect": "Allow", "Action": "iam:PassRole", "Resource": "arn:aws:iam::*:role/*.k.example.org"},
+        ],
+    )
+    emulator.enforce_iam()
+    asg = client("autoscaling")
+
+    def group(template):
+        asg.create_auto_scaling_group(
+            AutoScalingGroupName=template, MinSize=0, MaxSize=0, AvailabilityZones=["us-east-1a"], LaunchTemplate={"LaunchTemplateName": template}
+        )
+
+    group("nodes.k.example.org")
+    code, message = refusal(lambda: group("admin"))
+    assert code == "AccessDenied" and "not authorized to perform: iam:PassRole on resource: arn:aws:iam::123456789012:role/admin" in message
+    names = [g["AutoScalingGroupName"] for g in emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"]]
+    assert names == ["nodes.k.example.org"]
+    assert [(r["action"], r["resource"]) for r in emulator.iam_refusals()] == [("iam:PassRole", "arn:aws:iam::123456789012:role/admin")]
