@@ -130,8 +130,9 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
     assert emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"] == []
 
 
-# The action the policy lacks in the failing run: kops' first write of the lifecycle (`kops create cluster` writes the
-# cluster spec to the state store), so the run stops at its first call of it, seconds in, not after kops' retries.
+# The action the policy lacks in the failing run: the create step's first write to the state store (kops_cluster's lock
+# object, just before `kops create cluster` writes the cluster spec), so the run stops at its first call of it, seconds
+# in. (An action only kops' update calls would be retried by kops' task executor for 10 minutes before it fails.)
 REMOVED_ACTION = "s3:PutObject"
 
 
@@ -161,5 +162,6 @@ def test_lifecycle_without_one_action_stops_naming_it(emulator, kops_dns, ssh_pu
     refusals = emulator.iam_refusals()
     assert refusals and {(r["action"], r["principal"]) for r in refusals} == {(REMOVED_ACTION, "arn:aws:iam::123456789012:user/kops")}, refusals
     assert all(r["resource"].startswith("arn:aws:s3:::%s/" % example["state_store_bucket"]) for r in refusals), refusals
+    assert {r["client"].split("/")[0] for r in refusals} == {"Boto3"}, refusals  # the module's call, before kops ran
     assert first(run, "State store bucket " + example["state_store_bucket"])["versioning"]["Versioning"] == "Enabled"
     assert emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"] == []
