@@ -870,11 +870,28 @@ def s3_requests_are_authorized_as_the_iam_actions_aws_names():
     from moto.s3.exceptions import MalformedXML, S3AccessDeniedError
     from moto.utilities.utils import get_partition
 
-    for (kind, method, key), action in _S3_IAM_ACTIONS.items():
-        table = s3_responses.ACTION_MAP[kind][method]
-        table.pop("public_access_block", None)
-        table[key] = action
     S3Response = s3_responses.S3Response
+    original_set_action = S3Response._set_action
+    original_authorize = S3Response._authenticate_and_authorize_s3_action
+
+    def set_action(self, action_resource_type, method, querystring):
+        # moto's table also names the operation a response is serialized as: it stays; AWS's IAM action is kept aside
+        original_set_action(self, action_resource_type, method, querystring)
+        named = [a for (kind, verb, key), a in _S3_IAM_ACTIONS.items() if (kind, verb) == (action_resource_type, method) and key in querystring]
+        self._kopsible_iam_action = named[-1] if named else _S3_IAM_ACTIONS.get((action_resource_type, method, "DEFAULT"))
+
+    def authorize(self, bucket_name=None, key_name=None):
+        action, self._kopsible_iam_action = getattr(self, "_kopsible_iam_action", None), None
+        if action is None:
+            return original_authorize(self, bucket_name=bucket_name, key_name=key_name)
+        named, self.data["Action"] = self.data.get("Action"), action
+        try:
+            return original_authorize(self, bucket_name=bucket_name, key_name=key_name)
+        finally:
+            self.data["Action"] = named
+
+    S3Response._set_action = set_action
+    S3Response._authenticate_and_authorize_s3_action = authorize
     original_post = S3Response._bucket_response_post
 
     def bucket_response_post(self, request, bucket_name):
