@@ -226,7 +226,7 @@ def route53_pending_mode(seconds):
     urls.url_paths["{0}/moto-api/kopsible/route53-pending"] = switch
 
 
-IAM_ENFORCEMENT = {"on": False, "exempt": set(), "denied": []}
+IAM_ENFORCEMENT = {"on": False, "exempt": set(), "denied": [], "allowed": {}}
 
 
 def _access_key_of(headers):
@@ -251,10 +251,11 @@ def iam_enforcement_mode():
     the emulator's fixes are in docs/emulator.md ("IAM enforcement").
 
     ``POST /moto-api/kopsible/iam-enforcement?on=true&exempt=KEY[&exempt=KEY2]`` turns it on (``on=false``: off);
-    ``GET`` answers ``{"on": bool, "exempt": [...], "denied": [...]}``, ``denied`` listing every refusal since it was
-    turned on as ``{"action", "resource", "principal", "code"}``. The exempt keys are the harness' own (the account's
-    root credentials, allowed everything as on AWS: the tests' reads, the kube world, the DNS face). ``POST
-    /moto-api/reset`` turns the mode off and clears the list.
+    ``GET`` answers ``{"on": bool, "exempt": [...], "denied": [...], "allowed": {...}}``, ``denied`` listing every
+    refusal since it was turned on as ``{"action", "resource", "principal", "code", "client"}``, ``allowed`` counting
+    the authorized requests per access key and client (the User-Agent's product, e.g. ``aws-sdk-go-v2``, ``Boto3``).
+    The exempt keys are the harness' own (the account's root credentials, allowed everything as on AWS: the tests'
+    reads, the kube world, the DNS face). ``POST /moto-api/reset`` turns the mode off and clears both.
     """
     import json
     import urllib.parse
@@ -269,15 +270,21 @@ def iam_enforcement_mode():
         IAM_ENFORCEMENT["on"] = on
         IAM_ENFORCEMENT["exempt"] = set(exempt)
         IAM_ENFORCEMENT["denied"] = []
+        IAM_ENFORCEMENT["allowed"] = {}
         settings.INITIAL_NO_AUTH_ACTION_COUNT = 0 if on else float("inf")
         ActionAuthenticatorMixin.request_count = 0
 
     original = ActionAuthenticatorMixin._authenticate_and_authorize_action
 
     def authenticate_and_authorize(self, iam_request_cls, resource="*"):
-        if not IAM_ENFORCEMENT["on"] or _access_key_of(self.headers) in IAM_ENFORCEMENT["exempt"]:
+        key = _access_key_of(self.headers)
+        if not IAM_ENFORCEMENT["on"] or key in IAM_ENFORCEMENT["exempt"]:
             return None
-        return original(self, iam_request_cls, resource)
+        answer = original(self, iam_request_cls, resource)
+        client = (self.headers.get("User-Agent") or "").split("/")[0]
+        allowed = IAM_ENFORCEMENT["allowed"].setdefault(key, {})
+        allowed[client] = allowed.get(client, 0) + 1
+        return answer
 
     ActionAuthenticatorMixin._authenticate_and_authorize_action = authenticate_and_authorize
     emulator_patches.record_iam_refusals(lambda entry: IAM_ENFORCEMENT["denied"].append(entry))
@@ -294,7 +301,8 @@ def iam_enforcement_mode():
         query = urllib.parse.parse_qs(urllib.parse.urlparse(full_url).query)
         if request.method == "POST":
             switch(query.get("on", ["false"])[0].lower() == "true", query.get("exempt", []))
-        body = {"on": IAM_ENFORCEMENT["on"], "exempt": sorted(IAM_ENFORCEMENT["exempt"]), "denied": list(IAM_ENFORCEMENT["denied"])}
+        body = {key: IAM_ENFORCEMENT[key] for key in ("on", "denied", "allowed")}
+        body["exempt"] = sorted(IAM_ENFORCEMENT["exempt"])
         return 200, {"Content-Type": "application/json"}, json.dumps(body)
 
     urls.url_paths["{0}/moto-api/kopsible/iam-enforcement"] = endpoint

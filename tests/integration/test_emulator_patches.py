@@ -481,6 +481,8 @@ def test_iam_refusals_name_action_and_resource_in_each_service_protocol(emulator
         answer = refusal(call)
         assert answer[0] == code and "User: %s is not authorized to perform: %s on resource: " % (user, action) in answer[1], (action, answer)
     assert client("sts").get_caller_identity()["Arn"] == user
+    operator_key = emulator.client("iam").list_access_keys(UserName="operator")["AccessKeyMetadata"][0]["AccessKeyId"]
+    assert emulator.iam_authorized() == {operator_key: {"Boto3": 1}}  # refused calls and the harness' own not counted
     refusals = emulator.iam_refusals()
     assert [r["action"] for r in refusals] == [c[0] for c in calls]
     assert refusals[1]["resource"] == "arn:aws:iam::123456789012:role/r" and refusals[-1]["resource"] == "arn:aws:s3:::kopsible-state/k"

@@ -77,6 +77,11 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
     # retried past or a module tolerated is listed here too, naming the action the policy lacks).
     refusals = emulator.iam_refusals()
     assert refusals == [], sorted({(r["action"], r["resource"]) for r in refusals})
+    # and the operator's key did the work: kops' own calls (Go SDK) and the modules' (boto3), hundreds of each
+    authorized = emulator.iam_authorized()
+    assert list(authorized) == [operator_env["AWS_ACCESS_KEY_ID"]], authorized
+    assert authorized[operator_env["AWS_ACCESS_KEY_ID"]].get("aws-sdk-go-v2", 0) > 100, authorized
+    assert authorized[operator_env["AWS_ACCESS_KEY_ID"]].get("Boto3", 0) > 100, authorized
     assert run.rc == 0, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or run.stderr[-2000:]
 
     delegation = first(run, "from its parent zone - " + example["subdomain"])

@@ -145,7 +145,15 @@ class Emulator:
         """The requests refused since :meth:`enforce_iam` turned the mode on: list of dicts ``{"action": "ec2:CreateVpc",
         "resource": ARN or "*", "principal": the caller's ARN, "code": "AccessDenied" | "InvalidClientTokenId" |
         "SignatureDoesNotMatch"}``, in the order refused (a refusal a client retried or hid is listed too)."""
-        return json.loads(urllib.request.urlopen(self.url + "/moto-api/kopsible/iam-enforcement", timeout=30).read())["denied"]
+        return self._iam_enforcement()["denied"]
+
+    def iam_authorized(self):
+        """The requests authorized since :meth:`enforce_iam` turned the mode on, counted per access key and client (the
+        User-Agent's product): ``{access key id: {"aws-sdk-go-v2": n, "Boto3": m, ...}}``; exempt requests are not counted."""
+        return self._iam_enforcement()["allowed"]
+
+    def _iam_enforcement(self):
+        return json.loads(urllib.request.urlopen(self.url + "/moto-api/kopsible/iam-enforcement", timeout=30).read())
 
     def warm(self, region=REGION):
         """Make moto create what a real account already has (default VPC and subnets, public AMIs,
