@@ -226,6 +226,88 @@ def route53_pending_mode(seconds):
     urls.url_paths["{0}/moto-api/kopsible/route53-pending"] = switch
 
 
+IAM_ENFORCEMENT = {"on": False, "exempt": set(), "denied": [], "allowed": {}}
+
+
+def _access_key_of(headers):
+    """The access key id a SigV4-signed request names (its ``Authorization`` header's ``Credential=``), or None."""
+    authorization = headers.get("Authorization") or ""
+    if "Credential=" not in authorization:
+        return None
+    return authorization.partition("Credential=")[2].partition("/")[0] or None
+
+
+def iam_enforcement_mode():
+    """A test mode: moto's IAM authorization (credentials, signature, then the caller's policies) for every request
+    except those signed with an exempt access key.
+
+    moto 5.2.5 authorizes a request only after ``settings.INITIAL_NO_AUTH_ACTION_COUNT`` requests (infinity by
+    default, i.e. never); then ``moto.core.authorization.ActionAuthenticatorMixin`` makes an ``IAMRequest`` (S3:
+    ``S3IAMRequest``, moto/iam/access_control.py) that (1) finds the access key among the IAM users' keys (or STS's
+    assumed-role keys): an unknown key is ``InvalidClientTokenId`` (EC2: ``AuthFailure``; S3: ``InvalidAccessKeyId``),
+    (2) recomputes the SigV4 signature over the signed headers and the body with that key's secret, for every
+    service: a mismatch is ``SignatureDoesNotMatch`` (EC2: ``AuthFailure``), (3) evaluates the user's inline and
+    attached policies and its groups' (``AccessDenied`` / EC2 ``UnauthorizedOperation``). Its differences from AWS and
+    the emulator's fixes are in docs/emulator.md ("IAM enforcement").
+
+    ``POST /moto-api/kopsible/iam-enforcement?on=true&exempt=KEY[&exempt=KEY2]`` turns it on (``on=false``: off);
+    ``GET`` answers ``{"on": bool, "exempt": [...], "denied": [...], "allowed": {...}}``, ``denied`` listing every
+    refusal since it was turned on as ``{"action", "resource", "principal", "code", "client"}``, ``allowed`` counting
+    the authorized requests per access key and client (the User-Agent's product, e.g. ``aws-sdk-go-v2``, ``Boto3``).
+    The exempt keys are the harness' own (the account's root credentials, allowed everything as on AWS: the tests'
+    reads, the kube world, the DNS face). ``POST /moto-api/reset`` turns the mode off and clears both.
+    """
+    import json
+    import urllib.parse
+
+    import emulator_patches
+    from moto import settings
+    from moto.core.authorization import ActionAuthenticatorMixin
+    from moto.moto_api._internal import urls
+    from moto.moto_api._internal.models import MotoAPIBackend
+
+    def switch(on, exempt=()):
+        IAM_ENFORCEMENT["on"] = on
+        IAM_ENFORCEMENT["exempt"] = set(exempt)
+        IAM_ENFORCEMENT["denied"] = []
+        IAM_ENFORCEMENT["allowed"] = {}
+        settings.INITIAL_NO_AUTH_ACTION_COUNT = 0 if on else float("inf")
+        ActionAuthenticatorMixin.request_count = 0
+
+    original = ActionAuthenticatorMixin._authenticate_and_authorize_action
+
+    def authenticate_and_authorize(self, iam_request_cls, resource="*"):
+        key = _access_key_of(self.headers)
+        if not IAM_ENFORCEMENT["on"] or key in IAM_ENFORCEMENT["exempt"]:
+            return None
+        answer = original(self, iam_request_cls, resource)
+        client = (self.headers.get("User-Agent") or "").split("/")[0]
+        allowed = IAM_ENFORCEMENT["allowed"].setdefault(key, {})
+        allowed[client] = allowed.get(client, 0) + 1
+        return answer
+
+    ActionAuthenticatorMixin._authenticate_and_authorize_action = authenticate_and_authorize
+    emulator_patches.record_iam_refusals(lambda entry: IAM_ENFORCEMENT["denied"].append(entry))
+
+    original_reset = MotoAPIBackend.reset
+
+    def reset(self):
+        switch(False)
+        return original_reset(self)
+
+    MotoAPIBackend.reset = reset
+
+    def endpoint(request, full_url, headers):
+        query = urllib.parse.parse_qs(urllib.parse.urlparse(full_url).query)
+        if request.method == "POST":
+            switch(query.get("on", ["false"])[0].lower() == "true", query.get("exempt", []))
+        body = {key: IAM_ENFORCEMENT[key] for key in ("on", "denied", "allowed")}
+        body["exempt"] = sorted(IAM_ENFORCEMENT["exempt"])
+        return 200, {"Content-Type": "application/json"}, json.dumps(body)
+
+    urls.url_paths["{0}/moto-api/kopsible/iam-enforcement"] = endpoint
+
+
 def main(argv=None):
     """Parse arguments, patch moto, and serve until killed. Returns the process exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -244,6 +326,7 @@ def main(argv=None):
     emulator_patches.apply_all()
     register_regions_endpoint()
     route53_pending_mode(float(os.environ.get("KOPSIBLE_ROUTE53_PENDING_SECONDS") or 0))
+    iam_enforcement_mode()
 
     port = args.port or free_port(args.host)
     url = "http://%s:%d" % (args.host, port)

@@ -462,3 +462,194 @@ def test_elbv2_creates_with_the_same_settings_return_the_existing_object(emulato
     assert elbv2.create_listener(**listener)["Listeners"][0]["ListenerArn"] == created["ListenerArn"]
     assert len(elbv2.describe_listeners(LoadBalancerArn=first["LoadBalancerArn"])["Listeners"]) == 1
     assert refused(elbv2.create_listener, **dict(listener, Protocol="UDP")) == "DuplicateListener"
+
+
+# IAM enforcement (Emulator.enforce_iam) and the fixes to moto's policy evaluation it needs.
+
+
+def operator(emulator, statements):
+    """An IAM user with ``statements`` as its only (attached) policy; returns ``client(service)`` signing with its key."""
+    import json
+
+    import boto3
+    from botocore.config import Config
+
+    iam = emulator.client("iam")
+    iam.create_user(UserName="operator")
+    key = iam.create_access_key(UserName="operator")["AccessKey"]
+    arn = iam.create_policy(PolicyName="operator", PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": statements}))["Policy"]["Arn"]
+    iam.attach_user_policy(UserName="operator", PolicyArn=arn)
+
+    def client(service):
+        return boto3.session.Session().client(
+            service,
+            endpoint_url=emulator.url,
+            region_name="us-east-1",
+            aws_access_key_id=key["AccessKeyId"],
+            aws_secret_access_key=key["SecretAccessKey"],
+            config=Config(retries={"max_attempts": 1}),
+        )
+
+    return client
+
+
+def refusal(call):
+    """The AWS error code and message (str, str) of a call that must fail."""
+    with pytest.raises(botocore.exceptions.ClientError) as err:
+        call()
+    return err.value.response["Error"]["Code"], err.value.response["Error"]["Message"]
+
+
+def test_iam_enforcement_is_off_by_default_and_after_a_reset(emulator):
+    client = operator(emulator, [{"Effect": "Allow", "Action": "sts:GetCallerIdentity", "Resource": "*"}])
+    client("ec2").describe_vpcs()  # off: moto authorizes nothing
+    mode = emulator.enforce_iam()
+    assert mode["on"] is True and mode["denied"] == []
+    assert refusal(lambda: client("ec2").describe_vpcs())[0] == "UnauthorizedOperation"
+    emulator.client("ec2").describe_vpcs()  # the harness' own key (the account's root) is exempt
+    import boto3
+
+    unknown = boto3.session.Session().client(
+        "sqs", endpoint_url=emulator.url, region_name="us-east-1", aws_access_key_id="AKIANOSUCHKEY0000000", aws_secret_access_key="x"
+    )
+    assert refusal(lambda: unknown.list_queues())[0] == "InvalidClientTokenId"
+    emulator.reset()
+    client = operator(emulator, [{"Effect": "Allow", "Action": "sts:GetCallerIdentity", "Resource": "*"}])
+    client("ec2").describe_vpcs()
+    assert emulator.iam_refusals() == []
+
+
+def test_iam_refusals_name_action_and_resource_in_each_service_protocol(emulator):
+    client = operator(emulator, [{"Effect": "Allow", "Action": "sts:GetCallerIdentity", "Resource": "*"}])
+    emulator.client("s3").create_bucket(Bucket="kopsible-state")
+    emulator.enforce_iam()
+    user = "arn:aws:iam::123456789012:user/operator"
+    calls = [
+        ("ec2:CreateVpc", "UnauthorizedOperation", lambda: client("ec2").create_vpc(CidrBlock="10.0.0.0/16")),
+        ("iam:CreateRole", "AccessDenied", lambda: client("iam").create_role(RoleName="r", AssumeRolePolicyDocument="{}")),
+        ("route53:CreateHostedZone", "AccessDenied", lambda: client("route53").create_hosted_zone(Name="a.example.org", CallerReference="a")),
+        ("sqs:CreateQueue", "AccessDeniedException", lambda: client("sqs").create_queue(QueueName="q")),
+        ("events:PutRule", "AccessDeniedException", lambda: client("events").put_rule(Name="r", EventPattern="{}")),
+        ("autoscaling:DescribeAutoScalingGroups", "AccessDenied", lambda: client("autoscaling").describe_auto_scaling_groups()),
+        ("elasticloadbalancing:CreateTargetGroup", "AccessDenied", lambda: client("elbv2").create_target_group(Name="tg")),
+        ("s3:PutObject", "AccessDenied", lambda: client("s3").put_object(Bucket="kopsible-state", Key="k", Body=b"x")),
+    ]
+    for action, code, call in calls:
+        answer = refusal(call)
+        assert answer[0] == code and "User: %s is not authorized to perform: %s on resource: " % (user, action) in answer[1], (action, answer)
+    assert client("sts").get_caller_identity()["Arn"] == user
+    operator_key = emulator.client("iam").list_access_keys(UserName="operator")["AccessKeyMetadata"][0]["AccessKeyId"]
+    assert emulator.iam_authorized() == {operator_key: {"Boto3": 1}}  # refused calls and the harness' own not counted
+    refusals = emulator.iam_refusals()
+    assert [r["action"] for r in refusals] == [c[0] for c in calls]
+    assert refusals[1]["resource"] == "arn:aws:iam::123456789012:role/r" and refusals[-1]["resource"] == "arn:aws:s3:::kopsible-state/k"
+    assert {r["principal"] for r in refusals} == {user} and all(r["client"].startswith("Boto3/") for r in refusals)
+
+
+def test_iam_and_route53_calls_are_authorized_on_the_named_resource(emulator):
+    client = operator(
+        emulator,
+        [
+            {
+                "Effect": "Allow",
+                "Action": ["iam:CreateRole", "iam:CreateInstanceProfile", "iam:AddRoleToInstanceProfile", "iam:CreateOpenIDConnectProvider"],
+                "Resource": ["arn:aws:iam::*:role/*.k.example.org", "arn:aws:iam::*:instance-profile/*.k.example.org", "arn:aws:iam::*:oidc-provider/*"],
+            },
+            {"Effect": "Allow", "Action": ["route53:ChangeResourceRecordSets", "route53:ListResourceRecordSets"], "Resource": "arn:aws:route53:::hostedzone/*"},
+        ],
+    )
+    r53 = emulator.client("route53")
+    zone = r53.create_hosted_zone(Name="k.example.org", CallerReference="k")["HostedZone"]["Id"].split("/")[-1]
+    emulator.enforce_iam()
+    iam = client("iam")
+    iam.create_role(RoleName="nodes.k.example.org", AssumeRolePolicyDocument="{}")
+    iam.create_instance_profile(InstanceProfileName="nodes.k.example.org")
+    iam.add_role_to_instance_profile(InstanceProfileName="nodes.k.example.org", RoleName="nodes.k.example.org")
+    iam.create_open_id_connect_provider(Url="https://k.example.org", ThumbprintList=["a" * 40], ClientIDList=["amazonaws.com"])
+    assert refusal(lambda: iam.create_role(RoleName="admin", AssumeRolePolicyDocument="{}"))[0] == "AccessDenied"
+    record = {"Name": "a.k.example.org", "Type": "A", "TTL": 60, "ResourceRecords": [{"Value": "192.0.2.1"}]}
+    client("route53").change_resource_record_sets(HostedZoneId=zone, ChangeBatch={"Changes": [{"Action": "CREATE", "ResourceRecordSet": record}]})
+    assert len(client("route53").list_resource_record_sets(HostedZoneId=zone)["ResourceRecordSets"]) == 3
+    assert [(r["action"], r["resource"]) for r in emulator.iam_refusals()] == [("iam:CreateRole", "arn:aws:iam::123456789012:role/admin")]
+
+
+def test_s3_requests_are_authorized_as_aws_names_them(emulator):
+    bucket = "kopsible-state"
+    client = operator(
+        emulator,
+        [
+            {
+                "Effect": "Allow",
+                "Action": ["s3:ListBucket", "s3:PutBucketPublicAccessBlock", "s3:GetBucketPublicAccessBlock", "s3:PutEncryptionConfiguration"],
+                "Resource": "arn:aws:s3:::" + bucket,
+            },
+            {"Effect": "Allow", "Action": ["s3:PutObject", "s3:DeleteObject"], "Resource": "arn:aws:s3:::%s/cluster/*" % bucket},
+        ],
+    )
+    emulator.client("s3").create_bucket(Bucket=bucket)
+    emulator.client("s3").put_object(Bucket=bucket, Key="other/k", Body=b"x")
+    emulator.enforce_iam()
+    s3 = client("s3")
+    s3.head_bucket(Bucket=bucket)  # s3:ListBucket (moto: s3:HeadBucket)
+    s3.put_public_access_block(Bucket=bucket, PublicAccessBlockConfiguration={"BlockPublicAcls": True})
+    s3.get_public_access_block(Bucket=bucket)
+    s3.put_bucket_encryption(Bucket=bucket, ServerSideEncryptionConfiguration={"Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]})
+    s3.put_object(Bucket=bucket, Key="cluster/config", Body=b"x")
+    assert refusal(lambda: s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"}))[0] == "AccessDenied"
+    # DeleteObjects: s3:DeleteObject checked per key (moto: once, on the bucket, refusing every key)
+    answer = s3.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": "cluster/config"}, {"Key": "other/k"}]})
+    assert [d["Key"] for d in answer["Deleted"]] == ["cluster/config"]
+    assert [(e["Key"], e["Code"]) for e in answer["Errors"]] == [("other/k", "AccessDenied")]
+    assert [o["Key"] for o in emulator.client("s3").list_objects_v2(Bucket=bucket)["Contents"]] == ["other/k"]
+    assert [(r["action"], r["resource"]) for r in emulator.iam_refusals()] == [
+        ("s3:PutBucketVersioning", "arn:aws:s3:::" + bucket),
+        ("s3:DeleteObject", "arn:aws:s3:::%s/other/k" % bucket),
+    ]
+
+
+def test_signature_of_a_bodyless_request_is_checked(emulator):
+    client = operator(emulator, [{"Effect": "Allow", "Action": "route53:ListHostedZones", "Resource": "*"}])
+    emulator.enforce_iam()
+    assert client("route53").list_hosted_zones()["HostedZones"] == []  # a GET (moto hashed its headers as the body)
+    import boto3
+
+    forged = boto3.session.Session().client(
+        "route53",
+        endpoint_url=emulator.url,
+        region_name="us-east-1",
+        aws_access_key_id=emulator.client("iam").list_access_keys(UserName="operator")["AccessKeyMetadata"][0]["AccessKeyId"],
+        aws_secret_access_key="not-the-secret",
+    )
+    assert refusal(lambda: forged.list_hosted_zones())[0] == "SignatureDoesNotMatch"
+
+
+def test_auto_scaling_group_with_an_instance_profile_needs_pass_role(emulator):
+    iam, ec2 = emulator.client("iam"), emulator.client("ec2")
+    for name in ("nodes.k.example.org", "admin"):
+        iam.create_role(RoleName=name, AssumeRolePolicyDocument="{}")
+        iam.create_instance_profile(InstanceProfileName=name)
+        iam.add_role_to_instance_profile(InstanceProfileName=name, RoleName=name)
+    ami = ec2.describe_images(Owners=["099720109477"])["Images"][0]["ImageId"]
+    for name in ("nodes.k.example.org", "admin"):
+        ec2.create_launch_template(LaunchTemplateName=name, LaunchTemplateData={"ImageId": ami, "IamInstanceProfile": {"Name": name}})
+    client = operator(
+        emulator,
+        [
+            {"Effect": "Allow", "Action": ["autoscaling:CreateAutoScalingGroup", "ec2:RunInstances"], "Resource": "*"},
+            {"Effect": "Allow", "Action": "iam:PassRole", "Resource": "arn:aws:iam::*:role/*.k.example.org"},
+        ],
+    )
+    emulator.enforce_iam()
+    asg = client("autoscaling")
+
+    def group(template):
+        asg.create_auto_scaling_group(
+            AutoScalingGroupName=template, MinSize=0, MaxSize=0, AvailabilityZones=["us-east-1a"], LaunchTemplate={"LaunchTemplateName": template}
+        )
+
+    group("nodes.k.example.org")
+    code, message = refusal(lambda: group("admin"))
+    assert code == "AccessDenied" and "not authorized to perform: iam:PassRole on resource: arn:aws:iam::123456789012:role/admin" in message
+    names = [g["AutoScalingGroupName"] for g in emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"]]
+    assert names == ["nodes.k.example.org"]
+    assert [(r["action"], r["resource"]) for r in emulator.iam_refusals()] == [("iam:PassRole", "arn:aws:iam::123456789012:role/admin")]

@@ -6,7 +6,12 @@ workload.
 It runs as AWX runs a job: through ``ansible-runner`` from the execution environment's contents (issue 18 item 6;
 tools/harness/execution_environment.py): a fresh virtualenv on the EE's Python with exactly the Python packages,
 collections (kopsible.kops from its built tarball, offline) and kops version that execution-environment.yml puts
-in the image; the results are read from the job's events."""
+in the image; the results are read from the job's events.
+
+The lifecycle runs as the kops operator of role kops_iam with the guide's least-privilege policy, the emulator
+enforcing IAM (``Emulator.enforce_iam``): the policy is proven sufficient for every call of the whole lifecycle
+(delegation, state store, create, scale, upgrade with a rolling update, delete), and a policy one action short
+is proven to fail at its first call of that action, naming it."""
 
 import json
 import os
@@ -18,12 +23,54 @@ import yaml
 from conftest import ROOT
 from harness.execution_environment import ExecutionEnvironment
 from harness.kops_env import lifecycle_overrides
+from harness.playbook import run_playbook
 
 pytestmark = pytest.mark.kops
 
 
 def first(run, suffix):
     return next(r for n, r in run.results if n.endswith(suffix))
+
+
+def example_vars():
+    with open(os.path.join(ROOT, "examples", "vars", "us-east-1-ha.yml")) as handle:
+        return yaml.safe_load(handle)
+
+
+def least_privilege_operator(emulator, example, tmp_path):
+    """Role kops_iam run by the administrator (the harness' own key): the group, the user ``kops`` and its access key,
+    with the guide's least-privilege policy for this lifecycle (its state store, clusters under its subdomain, zone
+    management for the delegation step). Returns ``(environment with the user's credentials, policy ARN)``."""
+    creds = tmp_path / "operator.json"
+    tasks = [
+        {
+            "name": "iam",
+            "ansible.builtin.include_role": {"name": "kopsible.kops.kops_iam"},
+            "vars": {
+                "kops_iam_policy_mode": "least_privilege",
+                "kops_iam_state_store_buckets": [example["state_store_bucket"]],
+                "kops_iam_cluster_suffix": "." + example["subdomain"],
+                "kops_iam_manage_hosted_zones": True,
+                "kops_iam_access_key": True,
+            },
+        },
+        {"name": "save", "ansible.builtin.copy": {"content": "{{ kops_iam_credentials | to_json }}", "dest": str(creds), "mode": "0600"}, "no_log": True},
+    ]
+    run = run_playbook(tasks, emulator=emulator)
+    assert run.rc == 0, run.stdout[-3000:]
+    saved = json.loads(creds.read_text())
+    policy_arn = emulator.client("iam").list_attached_group_policies(GroupName="kops")["AttachedPolicies"][0]["PolicyArn"]
+    return {"AWS_ACCESS_KEY_ID": saved["access_key_id"], "AWS_SECRET_ACCESS_KEY": saved["secret_access_key"]}, policy_arn
+
+
+def run_lifecycle(emulator, example, overrides, kops_dns, operator_env):
+    return run_playbook(
+        playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"),
+        emulator=emulator,
+        extra_vars=dict(example, **overrides),
+        resolv_conf=kops_dns.resolv_conf,
+        env=operator_env,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -34,27 +81,39 @@ def execution_environment(tmp_path_factory):
 
 def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tmp_path, execution_environment):
     ee = execution_environment
-    # what the job ran with: the EE's own ansible-core, its collections (kopsible.kops from the tarball) and kops
+    # what the job runs with: the EE's own ansible-core, its collections (kopsible.kops from the tarball) and kops
     with open(os.path.join(ROOT, "galaxy.yml")) as handle:
         version = yaml.safe_load(handle)["version"]
     assert ee.installed == {"amazon.aws": "10.1.2", "kubernetes.core": "6.2.0", "kopsible.kops": version}
-    with open(os.path.join(ROOT, "examples", "vars", "us-east-1-ha.yml")) as handle:
-        example = yaml.safe_load(handle)
-    emulator.client("route53").create_hosted_zone(Name="example.org.", CallerReference="parent")
-    kubeconfig = str(tmp_path / "kubeconfig")
-    run = ee.run_job(
-        tmp_path / "job",
-        "playbooks/lifecycle.yml",
-        extra_vars=dict(example, **lifecycle_overrides(kops_dns, ssh_public_key, kubeconfig=kubeconfig)),
-        env=emulator.aws_env(),
-        resolv_conf=kops_dns.resolv_conf,
-    )
-    assert run.rc == 0 and run.status == "successful", [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or (run.stdout + run.stderr)[-3000:]
     # a job in the project directory (its ansible.cfg read, as ansible-runner reads it) finds the collection in
     # the EE's collection path, not in this checkout's .cache/collections link
     doc = subprocess.run([ee.bin("ansible-doc"), "--json", "kopsible.kops.kops_cluster"], env=ee.env(), cwd=ROOT, capture_output=True, text=True, check=False)
     assert doc.returncode == 0, doc.stderr
     assert json.loads(doc.stdout)["kopsible.kops.kops_cluster"]["doc"]["filename"].startswith(ee.collections + os.sep)
+
+    example = example_vars()
+    emulator.client("route53").create_hosted_zone(Name="example.org.", CallerReference="parent")  # the parent's owner
+    operator_env, _ = least_privilege_operator(emulator, example, tmp_path)
+    emulator.enforce_iam()
+    kubeconfig = str(tmp_path / "kubeconfig")
+    run = ee.run_job(
+        tmp_path / "job",
+        "playbooks/lifecycle.yml",
+        extra_vars=dict(example, **lifecycle_overrides(kops_dns, ssh_public_key, kubeconfig=kubeconfig)),
+        env=dict(emulator.aws_env(), **operator_env),
+        resolv_conf=kops_dns.resolv_conf,
+    )
+    # Every call of the lifecycle was the operator's, and the guide's policy allowed each one (a refusal that kops
+    # retried past or a module tolerated is listed here too, naming the action the policy lacks).
+    refusals = emulator.iam_refusals()
+    assert refusals == [], sorted({(r["action"], r["resource"]) for r in refusals})
+    # and the operator's key did the work: kops' own calls (Go SDK, about 2,400) and the modules' (amazon.aws' boto3
+    # clients, User-Agent "APN/1.0 Ansible/...", about 100)
+    authorized = emulator.iam_authorized()
+    assert list(authorized) == [operator_env["AWS_ACCESS_KEY_ID"]], authorized
+    assert authorized[operator_env["AWS_ACCESS_KEY_ID"]].get("aws-sdk-go-v2", 0) > 1000, authorized
+    assert authorized[operator_env["AWS_ACCESS_KEY_ID"]].get("APN", 0) > 50, authorized
+    assert run.rc == 0 and run.status == "successful", [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or (run.stdout + run.stderr)[-3000:]
 
     delegation = first(run, "from its parent zone - " + example["subdomain"])
     assert delegation["verified"] is True and len(delegation["name_servers"]) == 4
@@ -104,4 +163,41 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
     r53 = emulator.client("route53")
     zone = [z for z in r53.list_hosted_zones()["HostedZones"] if z["Name"] == example["subdomain"] + "."][0]
     assert sorted(r["Type"] for r in r53.list_resource_record_sets(HostedZoneId=zone["Id"])["ResourceRecordSets"]) == ["NS", "SOA"]
+    assert emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"] == []
+
+
+# The action the policy lacks in the failing run: the create step's first write to the state store (kops_cluster's lock
+# object, just before `kops create cluster` writes the cluster spec), so the run stops at its first call of it, seconds
+# in. (An action only kops' update calls would be retried by kops' task executor for 10 minutes before it fails.)
+REMOVED_ACTION = "s3:PutObject"
+
+
+def test_lifecycle_without_one_action_stops_naming_it(emulator, kops_dns, ssh_public_key, tmp_path):
+    example = example_vars()
+    emulator.client("route53").create_hosted_zone(Name="example.org.", CallerReference="parent")
+    operator_env, policy_arn = least_privilege_operator(emulator, example, tmp_path)
+    iam = emulator.client("iam")
+    version = iam.get_policy(PolicyArn=policy_arn)["Policy"]["DefaultVersionId"]
+    document = iam.get_policy_version(PolicyArn=policy_arn, VersionId=version)["PolicyVersion"]["Document"]
+    document = json.loads(document) if isinstance(document, str) else document
+    for statement in document["Statement"]:
+        if isinstance(statement["Action"], list) and REMOVED_ACTION in statement["Action"]:
+            statement["Action"].remove(REMOVED_ACTION)
+    assert json.dumps(REMOVED_ACTION) not in json.dumps(document)
+    iam.create_policy_version(PolicyArn=policy_arn, PolicyDocument=json.dumps(document), SetAsDefault=True)
+    emulator.enforce_iam()
+
+    run = run_lifecycle(emulator, example, lifecycle_overrides(kops_dns, ssh_public_key), kops_dns, operator_env)
+    assert run.rc != 0
+    failed = [(n, r) for n, r in run.results if r.get("failed")]
+    assert len(failed) == 1, failed
+    name, result = failed[0]
+    assert name.endswith("is present") and "kops_invocations" in result, name  # kops_cluster: kops create cluster
+    assert "is not authorized to perform: %s on resource: arn:aws:s3:::%s/" % (REMOVED_ACTION, example["state_store_bucket"]) in result["msg"], result["msg"]
+    # The only refusals: that action, by the operator, on the state store; the steps before it ran.
+    refusals = emulator.iam_refusals()
+    assert refusals and {(r["action"], r["principal"]) for r in refusals} == {(REMOVED_ACTION, "arn:aws:iam::123456789012:user/kops")}, refusals
+    assert all(r["resource"].startswith("arn:aws:s3:::%s/" % example["state_store_bucket"]) for r in refusals), refusals
+    assert {r["client"].split("/")[0] for r in refusals} == {"APN"}, refusals  # the module's boto3 call, before kops ran
+    assert first(run, "State store bucket " + example["state_store_bucket"])["versioning"]["Versioning"] == "Enabled"
     assert emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"] == []

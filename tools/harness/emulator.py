@@ -132,6 +132,29 @@ class Emulator:
         request = urllib.request.Request("%s/moto-api/kopsible/route53-pending?seconds=%s" % (self.url, seconds), method="POST")
         urllib.request.urlopen(request, timeout=30).read()
 
+    def enforce_iam(self, on=True):
+        """Turn IAM enforcement on (or off): every request signed with another key than the harness' own (the
+        account's root credentials: the tests' reads, the kube world, the DNS face) must name an IAM user's access key,
+        carry a valid signature and be allowed by that user's policies, as on AWS (an emulator test mode, tools/emulator.py
+        ``iam_enforcement_mode``; docs/emulator.md "IAM enforcement"). Undone by :meth:`reset`. Returns the mode (dict)."""
+        query = urllib.parse.urlencode({"on": "true" if on else "false", "exempt": ACCESS_KEY})
+        request = urllib.request.Request("%s/moto-api/kopsible/iam-enforcement?%s" % (self.url, query), method="POST")
+        return json.loads(urllib.request.urlopen(request, timeout=30).read())
+
+    def iam_refusals(self):
+        """The requests refused since :meth:`enforce_iam` turned the mode on: list of dicts ``{"action": "ec2:CreateVpc",
+        "resource": ARN or "*", "principal": the caller's ARN, "code": "AccessDenied" | "InvalidClientTokenId" |
+        "SignatureDoesNotMatch"}``, in the order refused (a refusal a client retried or hid is listed too)."""
+        return self._iam_enforcement()["denied"]
+
+    def iam_authorized(self):
+        """The requests authorized since :meth:`enforce_iam` turned the mode on, counted per access key and client (the
+        User-Agent's product): ``{access key id: {"aws-sdk-go-v2": n, "Boto3": m, ...}}``; exempt requests are not counted."""
+        return self._iam_enforcement()["allowed"]
+
+    def _iam_enforcement(self):
+        return json.loads(urllib.request.urlopen(self.url + "/moto-api/kopsible/iam-enforcement", timeout=30).read())
+
     def warm(self, region=REGION):
         """Make moto create what a real account already has (default VPC and subnets, public AMIs,
         per-service defaults) by one read call per service kops uses, so that a later snapshot
