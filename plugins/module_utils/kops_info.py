@@ -23,11 +23,6 @@ for groups on ``$Latest``/``$Default``), DescribeInstances (one paginated call f
 DescribeWarmPool (one per group that has a warm pool).
 """
 
-try:
-    import yaml
-except ImportError:  # reported by kops_common.state_store_of (missing_required_lib)
-    yaml = None
-
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_pdb
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store import reader
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import s3_client
