@@ -66,7 +66,7 @@ class ClusterOps(object):
         self._before_write = before_write
         self.previous_versions = {}
         self.spec_written = False  # a spec change this run wrote and the cloud does not have yet
-        self.planned = None  # the spec changes of this attempt (intend), for kops_common.replan_on_change
+        self.planned = None  # the spec changes of this attempt (intend), for _state_store.guard.replan_on_change
         self._first_plan = None
         self._conflict = None
 
@@ -81,7 +81,7 @@ class ClusterOps(object):
         self.planned = changes
 
     def replan(self, module, guard):
-        """Prepare the second attempt of kops_common.replan_on_change: keep the first attempt's planned changes and
+        """Prepare the second attempt of _state_store.guard.replan_on_change: keep the first attempt's planned changes and
         fail the module from :meth:`intend` when the new plan meets a field another run changed."""
         self._first_plan, self.planned = self.planned or [], None
         cluster = guard.cluster

@@ -39,12 +39,10 @@ def parse_store_url(url):
 
     :raises StoreError: not an ``s3://`` URL or no bucket name.
     """
-    text = (url or "").strip()
-    scheme, sep, rest = text.partition("://")
-    bucket, dummy, prefix = rest.partition("/")
+    scheme, sep, rest = (url or "").strip().partition("://")
+    dummy, bucket, prefix = split_store("s3://" + rest)
     if not sep or scheme.lower() != "s3" or not bucket:
         raise StoreError(url, "must be an s3://BUCKET[/PREFIX] URL")
-    prefix = prefix.strip("/")
     return bucket, prefix + "/" if prefix else ""
 
 
