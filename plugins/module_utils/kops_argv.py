@@ -32,6 +32,7 @@ FLAGS = {
     "dry_run": ("--dry-run", SWITCH),
     "channel": ("--channel", VALUE),
     "kubernetes_version": ("--kubernetes-version", VALUE),
+    "filename": ("-f", VALUE),  # kops create/replace -f (cmd/kops/create.go, replace.go); "-" is stdin
     # kops create cluster (cmd/kops/create_cluster.go)
     "cloud": ("--cloud", VALUE),
     "zones": ("--zones", JOINED),

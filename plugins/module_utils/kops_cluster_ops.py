@@ -130,7 +130,7 @@ class ClusterOps(object):
     def create_manifest(self, manifest):
         """``kops create -f -`` with ``manifest`` (dict)."""
         self._writing(spec=True)
-        self.runner.run(["create", "-f", "-"], stdin=yaml.safe_dump(manifest, default_flow_style=False))
+        self.runner.run(kops_argv.command(["create"], filename="-"), stdin=yaml.safe_dump(manifest, default_flow_style=False))
 
     def delete_instance_group(self, cluster, name):
         """``kops delete instancegroup NAME --name CLUSTER --yes`` (deletes its cloud resources at once, so
@@ -190,7 +190,7 @@ class ClusterOps(object):
         self._writing(spec=True)
         if self._versions:
             self.previous_versions.update(self._versions([self.store_key(manifest)]))
-        self.runner.run(["replace", "-f", "-"], stdin=yaml.safe_dump(manifest, default_flow_style=False))
+        self.runner.run(kops_argv.command(["replace"], filename="-"), stdin=yaml.safe_dump(manifest, default_flow_style=False))
 
     def store_key(self, manifest):
         """The state-store key kops keeps ``manifest`` under (_state_store.layout.manifest_key: ``<cluster>/config``,
