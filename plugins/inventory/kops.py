@@ -100,11 +100,6 @@ cache_timeout: 600
 
 import re
 
-try:
-    import botocore.config
-except ImportError:
-    pass  # reported by AWSInventoryBase.require_aws_sdk
-
 from ansible.errors import AnsibleParserError
 
 try:
@@ -117,13 +112,11 @@ except ImportError:  # ansible-core < 2.19 templates inventory strings as they a
 
 from ansible_collections.amazon.aws.plugins.plugin_utils.inventory import AWSInventoryBase
 
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.reader import read_stores
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import retry_config
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import summarize_cluster
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError, normalize_store_url
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import security_token_fallback
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_store import (
-    StoreError,
-    normalize_store_url,
-    read_stores,
-    summarize_cluster,
-)
 
 DEFAULT_REGION = "us-east-1"
 
@@ -157,8 +150,7 @@ class InventoryModule(AWSInventoryBase):
 
     def _s3_client(self, workers):
         """A boto3 S3 client shared by the reader threads (pool as large as the thread pool)."""
-        config = botocore.config.Config(max_pool_connections=workers, retries={"mode": "standard", "max_attempts": 5})
-        return self.client("s3", region=self.region or DEFAULT_REGION, config=config)
+        return self.client("s3", region=self.region or DEFAULT_REGION, config=retry_config(max_pool_connections=workers))
 
     def _fetch(self, stores):
         """Host variables of every cluster in ``stores`` (list of dict), read from S3."""

@@ -16,42 +16,16 @@ try:
 except ImportError:  # reported by every kops module through missing_required_lib (kops_common.state_store_of)
     yaml = None
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_kubeconfig, kops_output, kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv, kops_kubeconfig, kops_output, kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import manifest_key
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import CLUSTER_FIELDS, get_path, normalize_role, normalize_version
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import CLUSTER_FIELDS, get_path, normalize_role
 
 
-def check_version_change(current, desired):
-    """The kOps upgrade rule: Kubernetes moves forward at most one minor version at a time and never
-    back (docs/operations/updates_and_upgrades.md; kube's version skew policy).
-
-    :param current / desired: version strings (``1.34.1``, ``v1.35.0``); ``current`` may be None.
-    :returns: None when allowed, else a message (str) naming ``kubernetes_version``.
-    """
-    if not current:
-        return None
-    old = kops_rules.kubernetes_version(current, "current version")
-    new = kops_rules.kubernetes_version(desired)
-    if new[:2] == old[:2]:
-        if new < old:
-            return "kubernetes_version: %s is older than the running %s; downgrades are refused (allow_version_skip: true to force)" % (
-                normalize_version(desired),
-                normalize_version(current),
-            )
-        return None
-    if new < old:
-        return "kubernetes_version: %s is older than the running %s; downgrades are refused (allow_version_skip: true to force)" % (
-            normalize_version(desired),
-            normalize_version(current),
-        )
-    if new[0] != old[0] or new[1] - old[1] > 1:
-        return "kubernetes_version: %s skips a minor version from %s; upgrade one minor version at a time (%d.%d.x first) or set allow_version_skip: true" % (
-            normalize_version(desired),
-            normalize_version(current),
-            old[0],
-            old[1] + 1,
-        )
-    return None
+def update_cluster_args(name, yes=False, target=None, out=None):
+    """argv of ``kops update cluster --name NAME``: a dry run, or with ``yes`` the apply, which never touches the
+    kubeconfig (``--create-kube-config=false``; export is separate); ``target``/``out`` for ``--target terraform``."""
+    return kops_argv.command(["update", "cluster"], name=name, target=target, out=out, yes=yes, create_kube_config=False if yes else None)
 
 
 def cluster_facts(cluster):
@@ -77,7 +51,7 @@ def cluster_facts(cluster):
 class ClusterOps(object):
     """kops commands for one state store. ``route53`` is a callable returning a boto3 Route53 client
     (made lazily: only deletion checks need it). ``versions`` is a callable ``(keys) -> {url: version id}``
-    (kops_state_store.object_versions); when given, :meth:`replace` first records the version of the object it
+    (_state_store.lock.object_versions); when given, :meth:`replace` first records the version of the object it
     overwrites in ``previous_versions``. ``before_write`` is called (no arguments) before every command that
     writes the state store or the cloud (StoreGuard.take_lock: the cluster's lock). ``autoscaling`` is a
     callable returning a boto3 Auto Scaling client: with it, :meth:`plan` reads back the group fields kops
@@ -92,7 +66,7 @@ class ClusterOps(object):
         self._before_write = before_write
         self.previous_versions = {}
         self.spec_written = False  # a spec change this run wrote and the cloud does not have yet
-        self.planned = None  # the spec changes of this attempt (intend), for kops_common.replan_on_change
+        self.planned = None  # the spec changes of this attempt (intend), for _state_store.guard.replan_on_change
         self._first_plan = None
         self._conflict = None
 
@@ -107,7 +81,7 @@ class ClusterOps(object):
         self.planned = changes
 
     def replan(self, module, guard):
-        """Prepare the second attempt of kops_common.replan_on_change: keep the first attempt's planned changes and
+        """Prepare the second attempt of _state_store.guard.replan_on_change: keep the first attempt's planned changes and
         fail the module from :meth:`intend` when the new plan meets a field another run changed."""
         self._first_plan, self.planned = self.planned or [], None
         cluster = guard.cluster
@@ -132,7 +106,7 @@ class ClusterOps(object):
     def get_cluster(self, name):
         """The stored Cluster (dict) or None when kops says it does not exist. One kops call."""
         try:
-            out = self.runner.run(["get", "cluster", name, "-o", "json"]).stdout
+            out = self.runner.run(kops_argv.command(["get", "cluster", name], output="json")).stdout
         except KopsError as exc:
             if exc.not_found:
                 return None
@@ -143,7 +117,7 @@ class ClusterOps(object):
         """``kops get all --name NAME -o json`` (``kops get --name`` is its deprecated alias, cmd/kops/get.go:78):
         ``(cluster dict or None, {ig name: ig dict})``. One kops call."""
         try:
-            out = self.runner.run(["get", "all", "--name", name, "-o", "json"]).stdout
+            out = self.runner.run(kops_argv.command(["get", "all"], name=name, output="json")).stdout
         except KopsError as exc:
             if exc.not_found:
                 return None, {}
@@ -156,22 +130,22 @@ class ClusterOps(object):
     def create_manifest(self, manifest):
         """``kops create -f -`` with ``manifest`` (dict)."""
         self._writing(spec=True)
-        self.runner.run(["create", "-f", "-"], stdin=yaml.safe_dump(manifest, default_flow_style=False))
+        self.runner.run(kops_argv.command(["create"], filename="-"), stdin=yaml.safe_dump(manifest, default_flow_style=False))
 
     def delete_instance_group(self, cluster, name):
         """``kops delete instancegroup NAME --name CLUSTER --yes`` (deletes its cloud resources at once, so
         it leaves nothing pending for ``spec_written``)."""
         self._writing()
-        self.runner.run(["delete", "instancegroup", name, "--name", cluster, "--yes"])
+        self.runner.run(kops_argv.command(["delete", "instancegroup", name], name=cluster, yes=True))
 
     def get_ssh_keys(self, name):
         """``kops get sshpublickeys NAME -o json``: list of ``{'id', 'publicKey'}`` (cmd/kops/get_sshpublickeys.go)."""
-        out = self.runner.run(["get", "sshpublickeys", name, "-o", "json"]).stdout
+        out = self.runner.run(kops_argv.command(["get", "sshpublickeys", name], output="json")).stdout
         return kops_output.parse_get_json(out) if out.strip() else []
 
     def get_instance_groups(self, name):
         """The cluster's InstanceGroups (list of dicts). One kops call."""
-        out = self.runner.run(["get", "instancegroups", "--name", name, "-o", "json"]).stdout
+        out = self.runner.run(kops_argv.command(["get", "instancegroups"], name=name, output="json")).stdout
         return kops_output.parse_get_json(out) if out.strip() else []
 
     @staticmethod
@@ -190,7 +164,7 @@ class ClusterOps(object):
 
     def create_dry_run(self, args):
         """``kops create cluster ... --dry-run -o yaml``: the manifests kops would create (list of dicts)."""
-        return kops_output.parse_yaml_documents(self.runner.run(args + ["--dry-run", "-o", "yaml"]).stdout)
+        return kops_output.parse_yaml_documents(self.runner.run(args + kops_argv.command([], dry_run=True, output="yaml")).stdout)
 
     def create(self, args):
         """``kops create cluster ...`` (writes the spec; kops then previews the cloud plan). Returns that plan."""
@@ -204,15 +178,11 @@ class ClusterOps(object):
 
         :returns: list of actions, see :func:`kops_output.parse_upgrade` (empty: no upgrade required).
         """
-        args = ["upgrade", "cluster", "--name", name]
-        if channel:
-            args += ["--channel", channel]
-        if kubernetes_version:
-            args += ["--kubernetes-version", kubernetes_version]
+        args = kops_argv.command(["upgrade", "cluster"], name=name, channel=channel or None, kubernetes_version=kubernetes_version or None)
         actions = kops_output.parse_upgrade(self.runner.run(args).stdout)
         if actions and yes:
             self._writing(spec=True)
-            actions = kops_output.parse_upgrade(self.runner.run(args + ["--yes"]).stdout)
+            actions = kops_output.parse_upgrade(self.runner.run(args + kops_argv.command([], yes=True)).stdout)
         return actions
 
     def replace(self, manifest):
@@ -220,23 +190,17 @@ class ClusterOps(object):
         self._writing(spec=True)
         if self._versions:
             self.previous_versions.update(self._versions([self.store_key(manifest)]))
-        self.runner.run(["replace", "-f", "-"], stdin=yaml.safe_dump(manifest, default_flow_style=False))
+        self.runner.run(kops_argv.command(["replace"], filename="-"), stdin=yaml.safe_dump(manifest, default_flow_style=False))
 
     def store_key(self, manifest):
-        """The state-store key kops keeps ``manifest`` under (vfsclientset: ``<cluster>/config``,
+        """The state-store key kops keeps ``manifest`` under (_state_store.layout.manifest_key: ``<cluster>/config``,
         ``<cluster>/instancegroup/<name>``)."""
-        from ansible_collections.kopsible.kops.plugins.module_utils.kops_state_store import store_key
-
-        name = get_path(manifest, ("metadata", "name"))
-        if manifest.get("kind") == "Cluster":
-            return store_key(self.state_store, name, "config")
-        cluster = get_path(manifest, ("metadata", "labels", "kops.k8s.io/cluster"))
-        return store_key(self.state_store, cluster, "instancegroup", name)
+        return manifest_key(self.state_store, manifest)
 
     def plan(self, name):
         """``kops update cluster NAME`` (dry run): the parsed plan, its never-read-back group fields settled
         against AWS when an ``autoscaling`` client factory was given."""
-        return self.settle(kops_output.parse_update_plan(self.runner.run(["update", "cluster", "--name", name]).stdout))
+        return self.settle(kops_output.parse_update_plan(self.runner.run(update_cluster_args(name)).stdout))
 
     def settle(self, plan):
         """:func:`kops_output.settle_unread_fields` with DescribeAutoScalingGroups (one call per group concerned)."""
@@ -281,13 +245,13 @@ class ClusterOps(object):
     def apply(self, name):
         """``kops update cluster NAME --yes``, without touching kubeconfig (export is separate)."""
         self._writing()
-        return self.runner.run(["update", "cluster", "--name", name, "--yes", "--create-kube-config=false"]).stdout
+        return self.runner.run(update_cluster_args(name, yes=True)).stdout
 
     def write_terraform(self, name, out):
         """``kops update cluster --target terraform --out DIR --yes``; ``changed`` compares the files' hashes."""
         before = _tree_hash(out)
         self._writing()
-        self.runner.run(["update", "cluster", "--name", name, "--target", "terraform", "--out", out, "--yes", "--create-kube-config=false"])
+        self.runner.run(update_cluster_args(name, yes=True, target="terraform", out=out))
         after = _tree_hash(out)
         return {"out": out, "changed": before != after, "files": sorted(_tree_files(out))}
 
@@ -316,7 +280,7 @@ class ClusterOps(object):
         workdir = tempfile.mkdtemp(prefix="kopsible-kubeconfig-")
         try:
             fresh_path = os.path.join(workdir, "kubeconfig")
-            self.runner.run(["export", "kubecfg", name, "--admin=%s" % admin, "--kubeconfig", fresh_path])
+            self.runner.run(kops_argv.command(["export", "kubecfg", name], admin=admin, kubeconfig=fresh_path))
             fresh = kops_kubeconfig.cluster_entry(kops_kubeconfig.read_kubeconfig(fresh_path), name)
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -333,17 +297,14 @@ class ClusterOps(object):
         if check_mode:
             result.update(note="not written in check mode", user=have["user"], admin_expires=kops_kubeconfig.iso(have["expires"]))
             return result
-        args = ["export", "kubecfg", name, "--admin=%s" % admin]
-        if path:
-            args += ["--kubeconfig", path]
-        self.runner.run(args)
+        self.runner.run(kops_argv.command(["export", "kubecfg", name], admin=admin, kubeconfig=path or None))
         result.update(kops_kubeconfig.kubeconfig_credential(target, name))
         return result
 
     def validate(self, name, wait, control_plane_zones, zones, node_count=None):
         """``kops validate cluster --wait DURATION -o json``; returns the parsed result plus ``problems`` (list of str)
         (the topology rule of :func:`kops_output.check_topology` with the zones and ``node_count`` asked for)."""
-        result = self.runner.run(["validate", "cluster", "--name", name, "--wait", wait, "-o", "json"], check=False)
+        result = self.runner.run(kops_argv.command(["validate", "cluster"], name=name, wait=wait, output="json"), check=False)
         try:
             parsed = kops_output.parse_validate(result.stdout)
         except ValueError:
@@ -357,7 +318,7 @@ class ClusterOps(object):
 
     def delete(self, name, yes):
         """``kops delete cluster NAME [--yes]``; the parsed report (resources deleted or to delete)."""
-        args = ["delete", "cluster", "--name", name] + (["--yes"] if yes else [])
+        args = kops_argv.command(["delete", "cluster"], name=name, yes=yes)
         if yes:
             self._writing()
         return kops_output.parse_delete_report(self.runner.run(args).stdout)

@@ -1,6 +1,8 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Options and helpers shared by every module that runs kops (documented in doc_fragments/kops.py)."""
+"""The module class of every kopsible module and the options shared by the modules that run kops (documented in
+doc_fragments/kops.py): the state store URL, the kops environment, the account guard. What a run does around the state
+store (versioning, lock, re-plan) is in ``_state_store.guard``."""
 
 import contextlib
 import os
@@ -18,6 +20,7 @@ try:
 except ImportError:  # pragma: no cover - amazon.aws is a dependency of the collection (galaxy.yml)
     AnsibleAWSModule = object
 
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import state_store_problem
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import HAS_YAML
 
 
@@ -152,34 +155,6 @@ def state_store_of(module):
     return store.rstrip("/")
 
 
-def state_store_problem(store):
-    """Why ``store`` (str) is not a state store URL kops and the collection read alike (str naming ``state_store``),
-    or None.
-
-    An ``s3://`` URL names a bucket (S3 naming rules) and a path without empty segments. kops keeps the path as
-    written (util/pkg/vfs/context.go:349, s3fs.go:69-76) and lists under that raw prefix (s3fs.go:431 ReadDir),
-    but cleans it when it joins a key (s3fs.go:263-266 ``path.Join``: ``team//prod`` + ``c/config`` is
-    ``team/prod/c/config``), and the lock and spec fingerprint split the path and drop the empty segment
-    (kops_state_store.store_key). The same URL would name different keys to different readers.
-    """
-    scheme, dummy, rest = store.strip().partition("://")
-    if scheme not in ("s3", "file") or not rest.strip("/") or store != store.strip():
-        return "state_store: %r must be an s3://BUCKET[/PATH] (or file://PATH) URL" % store
-    if scheme == "s3":
-        segments = rest.rstrip("/").split("/")
-        if not _BUCKET_RE.fullmatch(segments[0]):
-            return "state_store: %r does not name an S3 bucket (3 to 63 characters: letters, digits, '.', '-'; older us-east-1 buckets also '_')" % store
-        if "" in segments[1:]:
-            return (
-                "state_store: %r has an empty path segment ('//'); kops lists under it as written but "
-                "writes and locks under the cleaned path, so they would use different keys: write s3://%s" % (store, "/".join(s for s in segments if s))
-            )
-    return None
-
-
-# S3 bucket names (docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html), with the legacy
-# us-east-1 allowance of uppercase and '_' (up to 255 characters) so that old buckets still pass.
-_BUCKET_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{1,254}")
 _ENV_NAME_RE = re.compile(r"[^=\x00]+")
 
 
@@ -216,140 +191,3 @@ def check_account(module, allowed, sts=None):
             msg="allowed_account_ids: the credentials belong to account %s, which is not one of %s; nothing was changed" % (account, ", ".join(allowed))
         )
     return account
-
-
-class StoreGuard(object):
-    """What every kops module does around a run that may write the state store or the cloud.
-
-    On entry: the account check (``allowed_account_ids``), the versioning warning of an ``s3://`` store
-    (added to the module's warnings and to :meth:`facts`), and a fingerprint of the cluster's spec objects.
-    :meth:`take_lock` (given to ClusterOps as ``before_write``) takes the cluster's lock right before the first
-    write, so a run with nothing to write writes nothing, not even a lock. Once it holds the lock it compares
-    the fingerprint: if another run wrote the spec since this run read it, its plan was computed from a spec that
-    is gone, so it raises SpecChanged before writing and the module plans again on the new spec, as Terraform plans
-    after taking its lock (:func:`replan_on_change`). On exit the lock is released, also after a failure.
-
-    :param module: the AnsibleAWSModule (options of :func:`kops_argument_spec`).
-    :param state_store: store URL; ``cluster``: the cluster name the lock is for.
-    """
-
-    def __init__(self, module, state_store, cluster):
-        from ansible_collections.kopsible.kops.plugins.module_utils import kops_state_store as store
-
-        self.module, self.state_store, self.cluster = module, state_store, cluster
-        self.s3 = module.client("s3") if store.split_store(state_store)[0] else None
-        self.lock = None
-        self.warning = None
-        self.account = None
-        self.fingerprint = None
-        self.replanned = False
-
-    def __enter__(self):
-        from ansible_collections.kopsible.kops.plugins.module_utils import kops_state_store as store
-
-        module = self.module
-        self.account = check_account(module, module.params.get("allowed_account_ids"))
-        if module.params.get("lock_timeout", 0) < 0:
-            module.fail_json(msg="lock_timeout: must be 0 seconds or more")
-        if self.s3 is None:
-            return self
-        try:
-            self.warning = store.versioning_warning(self.s3, self.state_store)
-            if not module.check_mode:
-                self.fingerprint = store.spec_fingerprint(self.s3, self.state_store, self.cluster)
-        except store.ClientError as exc:
-            bucket = store.split_store(self.state_store)[0]
-            code = str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))
-            if code in ("NoSuchBucket", "404"):
-                module.fail_json(
-                    msg="state_store: bucket %s of %s does not exist (create it first, e.g. with role kopsible.kops.state_store)" % (bucket, self.state_store),
-                    kops_invocations=[],
-                )
-            module.fail_json_aws(exc, msg="state_store: cannot read bucket %s of %s" % (bucket, self.state_store))
-        if self.warning:
-            module.warn(self.warning)
-        return self
-
-    def take_lock(self):
-        """Take the cluster's lock now (no-op in check mode, for non-s3 stores, or when already held).
-        Fails the module naming the holder after ``lock_timeout`` seconds. Raises
-        kops_state_store.SpecChanged, still holding the lock, when another run wrote the spec while this run
-        waited (the module plans again on the new spec: :func:`replan_on_change`)."""
-        from ansible_collections.kopsible.kops.plugins.module_utils import kops_state_store as store
-
-        module = self.module
-        if self.lock is not None or module.check_mode or self.s3 is None:
-            return
-        owner = "%s (cluster %s)" % (module._name, self.cluster)
-        self.lock = store.ClusterLock(self.s3, self.state_store, self.cluster, owner)
-        if module.params.get("break_lock"):
-            self.lock.break_lock()
-        try:
-            self.lock.acquire(module.params.get("lock_timeout", 600))
-            if hasattr(module, "wrote"):
-                module.wrote("lock %s (deleted again when the run ends)" % self.lock.url)
-                module.on_exit(self._release)
-        except store.LockError as exc:
-            module.fail_json(msg=exc.message, lock_holder=exc.holder, state_store_safety=self.facts())
-        now = store.spec_fingerprint(self.s3, self.state_store, self.cluster) if self.fingerprint is not None else None
-        if now is not None and now != self.fingerprint:
-            # another run wrote the spec while this one waited: plan again on it, under the lock (replan_on_change)
-            self.fingerprint = now
-            self.replanned = True
-            raise store.SpecChanged()
-
-    def _release(self):
-        """Delete the lock (KopsModule.on_exit); returns None, or what went wrong and how to recover (str)."""
-        from ansible_collections.kopsible.kops.plugins.module_utils import kops_state_store as store
-
-        if self.lock is None:
-            return None
-        try:
-            self.lock.release()
-        except store.ClientError as exc:
-            return (
-                "the run could not delete its lock %s (%s); the next run on cluster %s waits lock_timeout for it: "
-                "delete the object, or re-run with break_lock: true" % (self.lock.url, exc, self.cluster)
-            )
-        return None
-
-    def __exit__(self, exc_type, exc, tb):
-        # Normally the lock is deleted by the module's exit_json/fail_json (on_exit, registered by take_lock), so
-        # that a failed deletion is reported in the result; here only when an exception is on its way out.
-        if exc_type is not None and self.lock is not None and self.lock.held:
-            self._release()
-        return False
-
-    def versions_reader(self):
-        """For ClusterOps(versions=...): a callable ``(keys) -> {url: version id}`` reading with this guard's
-        S3 client (one client per run: making one costs ~0.3 s), or None for a ``file://`` store."""
-        from ansible_collections.kopsible.kops.plugins.module_utils import kops_state_store as store
-
-        if self.s3 is None:
-            return None
-        return lambda keys: store.object_versions(self.s3, self.state_store, keys)
-
-    def facts(self):
-        """``{'versioning_warning': str or None, 'lock': {'url', 'waited_seconds', 'broken', 'replanned'} or None,
-        'account': str or None}``; ``replanned``: another run wrote the spec while this one waited, so it planned
-        again on the new spec."""
-        lock = dict(self.lock.facts(), replanned=self.replanned) if self.lock else None
-        return {"versioning_warning": self.warning, "lock": lock, "account": self.account}
-
-
-def replan_on_change(module, guard, ops, attempt):
-    """Run ``attempt()`` (the module's read-plan-write step, returning its result dict); when another run wrote the
-    cluster's spec while this one waited for the lock (StoreGuard.take_lock raised SpecChanged before any write), run
-    it again, now holding the lock, on the spec as it is now. The second attempt fails the module before writing when
-    a field this run sets was changed by the other run in between (``ops.planned`` of the two attempts, compared by
-    kops_spec.changed_meanwhile; ClusterOps.intend records them), naming the fields; fields only the other run
-    changed are kept (``ops`` None: no fields to compare, e.g. rolling_update). Only one retry is needed: the lock is
-    held from then on."""
-    from ansible_collections.kopsible.kops.plugins.module_utils.kops_state_store import SpecChanged
-
-    try:
-        return attempt()
-    except SpecChanged:
-        if ops is not None:
-            ops.replan(module, guard)
-        return attempt()

@@ -4,8 +4,8 @@
 
 Three sources, each read the way kops itself reads it, none through the kops binary:
 
-- the **state store** (the Cluster and InstanceGroup objects): :mod:`kops_store` for ``s3://`` stores,
-  :func:`read_file_store` for ``file://`` stores (the same layout on disk, util/pkg/vfs/fs.go);
+- the **state store** (the Cluster and InstanceGroup objects): :mod:`_state_store.reader` (``read_stores`` for ``s3://``
+  stores, ``read_file_store`` for ``file://`` stores: the same layout on disk, util/pkg/vfs/fs.go);
 - the **cloud side** (:func:`read_cloud_groups`): the Auto Scaling group of each InstanceGroup and its
   instances, and which instances need an update. kops v1.36.2 decides that in
   upup/pkg/fi/cloudup/awsup/aws_cloud.go: an instance needs an update when the launch configuration or
@@ -23,16 +23,12 @@ for groups on ``$Latest``/``$Default``), DescribeInstances (one paginated call f
 DescribeWarmPool (one per group that has a warm pool).
 """
 
-import os
-
-try:
-    import yaml
-except ImportError:  # reported by kops_common.state_store_of (missing_required_lib)
-    yaml = None
-
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_pdb
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store import reader
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import s3_client
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import CONTROL_PLANE_ROLES, summarize_cluster
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError, normalize_store_url
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import normalize_role
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_store import CLUSTER_CONFIG, CONTROL_PLANE_ROLES, INSTANCE_GROUP_DIR, summarize_cluster
 
 TAG_CLUSTER = "KubernetesCluster"  # awsup.TagClusterName
 TAG_INSTANCE_GROUP = "kops.k8s.io/instancegroup"  # identity_aws.CloudTagInstanceGroupName
@@ -54,37 +50,6 @@ def asg_name(cluster, ig):
     if role in ("Node", "Bastion"):
         return "%s.%s" % (name, cluster)
     return None
-
-
-def read_file_store(store, names=None):
-    """Clusters of a ``file://PATH`` state store, as :func:`kops_store.read_stores` returns them for S3:
-    a list of ``{'store', 'name', 'cluster', 'instance_groups'}`` sorted by name. ``names``: only these
-    clusters (list of str), else every first-level folder holding a ``config`` file.
-
-    :raises ValueError: an object that is not a YAML mapping (the message names the file).
-    """
-    root = store[len("file://") :].rstrip("/") or "/"
-    if names is None:
-        names = sorted(n for n in os.listdir(root) if os.path.isfile(os.path.join(root, n, CLUSTER_CONFIG))) if os.path.isdir(root) else []
-    records = []
-    for name in names:
-        cluster = _read_yaml_file(os.path.join(root, name, CLUSTER_CONFIG))
-        if cluster is None:
-            continue
-        folder = os.path.join(root, name, INSTANCE_GROUP_DIR)
-        groups = [_read_yaml_file(os.path.join(folder, f)) for f in sorted(os.listdir(folder))] if os.path.isdir(folder) else []
-        records.append({"store": store.rstrip("/"), "name": name, "cluster": cluster, "instance_groups": [g for g in groups if g is not None]})
-    return records
-
-
-def _read_yaml_file(path):
-    if not os.path.isfile(path):
-        return None
-    with open(path, "rb") as handle:
-        data = yaml.safe_load(handle.read())
-    if not isinstance(data, dict):
-        raise ValueError("%s is not a kops object (a YAML mapping)" % path)
-    return data
 
 
 def _launch_of_group(group):
@@ -246,7 +211,7 @@ def node_summary(node):
 def group_info(ig, cluster_summary, cloud=None, nodes=None):
     """One InstanceGroup as the info modules return it.
 
-    :param ig: the InstanceGroup object (dict). :param cluster_summary: :func:`kops_store.summarize_cluster`
+    :param ig: the InstanceGroup object (dict). :param cluster_summary: :func:`_state_store.summary.summarize_cluster`
         of its cluster (for zones). :param cloud: its entry of :func:`read_cloud_groups`, or None (not read,
         or no Auto Scaling group). :param nodes: ``{instance id: node_summary}`` or None (no kubeconfig).
     :returns: dict: the stored fields (``name``, ``role`` (kops' name: the v1alpha2 API stores ``Master`` for
@@ -271,8 +236,8 @@ def group_info(ig, cluster_summary, cloud=None, nodes=None):
 
 
 def cluster_info(record, cloud=None, nodes=None, validation=None):
-    """One cluster as ``kops_cluster_info`` returns it: :func:`kops_store.summarize_cluster` of ``record``
-    (a :func:`kops_store.read_stores` record) plus ``spec`` (the stored cluster spec), ``instance_groups``
+    """One cluster as ``kops_cluster_info`` returns it: :func:`_state_store.summary.summarize_cluster` of ``record``
+    (a :func:`_state_store.reader.read_stores` record) plus ``spec`` (the stored cluster spec), ``instance_groups``
     replaced by :func:`group_info` of each group, ``nodes`` (list of :func:`node_summary`, or None without a
     kubeconfig), ``needs_update`` (names of the groups with an instance that needs an update) and
     ``validation`` (kops' result, or None when not asked for)."""
@@ -291,15 +256,13 @@ def cluster_info(record, cloud=None, nodes=None, validation=None):
 
 def read_records(module, state_store, names=None):
     """The stored clusters of ``state_store`` (``names``: only these, list of str; missing ones are left out),
-    as :func:`kops_store.read_stores` records. Fails the module naming the store when it cannot be read."""
-    from ansible_collections.kopsible.kops.plugins.module_utils import kops_store
-
+    as :func:`_state_store.reader.read_stores` records. Fails the module naming the store when it cannot be read."""
     try:
         if state_store.startswith("file://"):
-            return read_file_store(state_store, names)
-        store = kops_store.normalize_store_url(state_store)
-        return kops_store.read_stores(module.client("s3"), [store], names={store: list(names)} if names else None)
-    except (kops_store.StoreError, ValueError, OSError) as exc:
+            return reader.read_file_store(state_store, names)
+        store = normalize_store_url(state_store)
+        return reader.read_stores(s3_client(module), [store], names={store: list(names)} if names else None)
+    except (StoreError, ValueError, OSError) as exc:
         module.fail_json(msg="state_store: %s" % exc)
 
 

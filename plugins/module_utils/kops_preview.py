@@ -20,41 +20,9 @@ except ImportError:  # reported by every kops module through missing_required_li
     yaml = None
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output
-
-
-def split_store(state_store):
-    """``s3://bucket/path`` -> ``('s3', 'bucket', 'path')``; ``file:///dir`` -> ``('file', '', '/dir')``."""
-    scheme, dummy, rest = state_store.partition("://")
-    if scheme == "s3":
-        bucket, dummy, prefix = rest.partition("/")
-        return "s3", bucket, prefix.strip("/")
-    return scheme, "", rest
-
-
-def _copy_specs(s3_client, state_store, cluster, target):
-    scheme, bucket, prefix = split_store(state_store)
-    base = "%s/%s/" % (prefix, cluster) if prefix else "%s/" % cluster
-
-    def wanted(rel):
-        return rel == "config" or rel.startswith("instancegroup/")
-
-    if scheme == "file":
-        source = os.path.join(prefix, cluster)
-        for root, dummy, files in os.walk(source):
-            for name in files:
-                rel = os.path.relpath(os.path.join(root, name), source)
-                if wanted(rel):
-                    os.makedirs(os.path.dirname(os.path.join(target, rel)), exist_ok=True)
-                    shutil.copy(os.path.join(root, name), os.path.join(target, rel))
-        return
-    for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=base):
-        for obj in page.get("Contents", []):
-            rel = obj["Key"][len(base) :]
-            if wanted(rel):
-                path = os.path.join(target, rel)
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                with open(path, "wb") as handle:
-                    handle.write(s3_client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read())
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import spec_path
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.reader import copy_cluster_specs
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import update_cluster_args
 
 
 def preview_plan(runner, s3_client, state_store, cluster, manifests, removed_groups=()):
@@ -70,20 +38,17 @@ def preview_plan(runner, s3_client, state_store, cluster, manifests, removed_gro
     workdir = tempfile.mkdtemp(prefix="kopsible-preview-")
     try:
         target = os.path.join(workdir, cluster)
-        _copy_specs(s3_client, state_store, cluster, target)
+        copy_cluster_specs(s3_client, state_store, cluster, target)
         for manifest in manifests:
-            if manifest.get("kind") == "Cluster":
-                path = os.path.join(target, "config")
-            else:
-                path = os.path.join(target, "instancegroup", manifest["metadata"]["name"])
+            path = os.path.join(target, *spec_path(manifest))
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w") as handle:
                 yaml.safe_dump(manifest, handle, default_flow_style=False)
         for name in removed_groups:
-            path = os.path.join(target, "instancegroup", name)
+            path = os.path.join(target, *spec_path({"kind": "InstanceGroup", "metadata": {"name": name}}))
             if os.path.exists(path):
                 os.unlink(path)
         preview = runner.derived(KOPS_STATE_STORE="file://" + workdir)
-        return kops_output.parse_update_plan(preview.run(["update", "cluster", "--name", cluster]).stdout)
+        return kops_output.parse_update_plan(preview.run(update_cluster_args(cluster)).stdout)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

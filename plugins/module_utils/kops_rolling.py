@@ -7,6 +7,7 @@ the same meaning. Order of a roll (pkg/instancegroups/rollingupdate.go): bastion
 plane one group at a time, then API servers, then nodes.
 """
 
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
 
 try:
@@ -15,13 +16,17 @@ except ImportError:  # pragma: no cover - amazon.aws is a dependency of the coll
     AWSRetry = None
 
 ROLES = ("control-plane", "apiserver", "node", "bastion")
-DURATION_FLAGS = (
-    ("validation_timeout", "--validation-timeout"),
-    ("drain_timeout", "--drain-timeout"),
-    ("control_plane_interval", "--control-plane-interval"),
-    ("node_interval", "--node-interval"),
-    ("bastion_interval", "--bastion-interval"),
-    ("post_drain_delay", "--post-drain-delay"),
+DURATION_OPTIONS = ("validation_timeout", "drain_timeout", "control_plane_interval", "node_interval", "bastion_interval", "post_drain_delay")
+DURATION_FLAGS = tuple((option, kops_argv.FLAGS[option][0]) for option in DURATION_OPTIONS)  # (option, kops flag)
+# rolling_update options passed to kops, in argv order (their flags and formats: kops_argv.FLAGS)
+ROLLING_UPDATE_OPTIONS = (
+    ("instance_groups", "instance_group_roles", "cloudonly", "force")
+    + DURATION_OPTIONS
+    + (
+        "validate_count",
+        "fail_on_validate_error",
+        "fail_on_drain_error",
+    )
 )
 
 
@@ -49,29 +54,10 @@ def rolling_update_args(cluster, params, yes):
     :param yes: add ``--yes`` (roll) instead of listing what needs it.
     :raises RuleError: an unknown role, a negative validate_count.
     """
-    args = ["rolling-update", "cluster", "--name", cluster]
-    if params.get("instance_groups"):
-        args += ["--instance-group", ",".join(params["instance_groups"])]
-    roles = [rolling_role(role) for role in params.get("instance_group_roles") or []]
-    if roles:
-        args += ["--instance-group-roles", ",".join(roles)]
-    if params.get("cloudonly"):
-        args.append("--cloudonly")
-    if params.get("force"):
-        args.append("--force")
-    for option, flag in DURATION_FLAGS:
-        if params.get(option):
-            args += [flag, str(params[option])]
-    if params.get("validate_count") is not None:
-        if params["validate_count"] < 0:
-            raise RuleError("validate_count: must be 0 or more")
-        args += ["--validate-count", str(params["validate_count"])]
-    for option, flag in (("fail_on_validate_error", "--fail-on-validate-error"), ("fail_on_drain_error", "--fail-on-drain-error")):
-        if params.get(option) is not None:
-            args.append("%s=%s" % (flag, str(bool(params[option])).lower()))
-    if yes:
-        args.append("--yes")
-    return args
+    values = dict(params, instance_group_roles=[rolling_role(role) for role in params.get("instance_group_roles") or []])
+    if params.get("validate_count") is not None and params["validate_count"] < 0:
+        raise RuleError("validate_count: must be 0 or more")
+    return kops_argv.command(["rolling-update", "cluster"], [("name", cluster)] + [(o, values.get(o)) for o in ROLLING_UPDATE_OPTIONS] + [("yes", yes)])
 
 
 # kops tags every cloud resource of a cluster with KubernetesCluster=<cluster name> (pkg/model/context.go

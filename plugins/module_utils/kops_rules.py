@@ -152,6 +152,46 @@ def kubernetes_version(value, field="kubernetes_version"):
     return int(match.group("major")), int(match.group("minor")), int(match.group("patch"))
 
 
+def normalize_version(version):
+    """Kubernetes versions are stored without a leading ``v`` (``v1.34.1`` -> ``1.34.1``)."""
+    return version[1:] if version and version.startswith("v") else version
+
+
+def check_version_change(current, desired):
+    """The kOps upgrade rule: Kubernetes moves forward at most one minor version at a time and never back.
+
+    kOps asks for "one minor release at a time (1.17 --> 1.18 --> 1.19)" (docs/operations/updates_and_upgrades.md:87,
+    the Kubernetes version skew policy), and ``kops upgrade cluster`` itself proposes at most the next minor
+    version of the channel's recommended one (cmd/kops/upgrade_cluster.go:175-193, "Try a minor version upgrade").
+    kops has no check of its own for a version written with ``kops replace``; this is the guard of kops_cluster
+    (``allow_version_skip`` turns it off).
+
+    :param current: the stored version (``1.34.1``, ``v1.35.0``), or None for a new cluster (always allowed).
+    :param desired: the version asked for (str).
+    :returns: None when allowed, else a message (str) naming ``kubernetes_version``.
+    :raises RuleError: either is not a version (:func:`kubernetes_version`).
+    """
+    if not current:
+        return None
+    old = kubernetes_version(current, "current version")
+    new = kubernetes_version(desired)
+    if new < old:
+        return "kubernetes_version: %s is older than the running %s; downgrades are refused (allow_version_skip: true to force)" % (
+            normalize_version(desired),
+            normalize_version(current),
+        )
+    if new[:2] == old[:2]:
+        return None
+    if new[0] != old[0] or new[1] - old[1] > 1:
+        return "kubernetes_version: %s skips a minor version from %s; upgrade one minor version at a time (%d.%d.x first) or set allow_version_skip: true" % (
+            normalize_version(desired),
+            normalize_version(current),
+            old[0],
+            old[1] + 1,
+        )
+    return None
+
+
 # upup/pkg/fi/cloudup/apply_cluster.go:79 OldestSupportedKubernetesVersion (kops v1.36.2): an older version is
 # written by `kops create cluster` but refused by every `kops update cluster` ("kubernetes upgrade is required").
 OLDEST_SUPPORTED_KUBERNETES = (1, 31, 0)

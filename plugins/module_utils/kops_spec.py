@@ -9,7 +9,8 @@ accepts.
 
 import copy
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError, normalize_version
 
 # Module option -> path in a v1alpha2 Cluster (pkg/apis/kops/v1alpha2/cluster.go json tags).
 CLUSTER_FIELDS = {
@@ -288,11 +289,6 @@ def normalize_role(role):
     return _ROLE_ALIASES.get(str(role).lower(), role) if role else role
 
 
-def normalize_version(version):
-    """Kubernetes versions are stored without a leading ``v`` (``v1.34.1`` -> ``1.34.1``)."""
-    return version[1:] if version and version.startswith("v") else version
-
-
 def cluster_overrides(params, current=None):
     """``{path tuple: value}`` for each convergeable cluster option that was given (not None).
 
@@ -341,67 +337,62 @@ def desired_object(current, overrides=None, raw_spec=None):
     return desired
 
 
-def create_cluster_args(name, params, ssh_key_path=None):
-    """argv (list of str) for ``kops create cluster`` from the kops_cluster options (cmd/kops/create_cluster.go flags).
+# kops_cluster options passed to ``kops create cluster``, in argv order (their flags: kops_argv.FLAGS).
+CREATE_CLUSTER_OPTIONS = (
+    "zones",
+    "control_plane_zones",
+    "admin_access",
+    "ssh_access",
+    "subnets",
+    "utility_subnets",
+    "node_security_groups",
+    "control_plane_security_groups",
+    "kubernetes_feature_gates",
+    "network_cidrs",
+    "control_plane_count",
+    "node_count",
+    "node_size",
+    "control_plane_size",
+    "kubernetes_version",
+    "networking",
+    "topology",
+    "dns",
+    "dns_zone",
+    "image",
+    "control_plane_image",
+    "node_image",
+    "vpc",
+    "api_loadbalancer_type",
+    "channel",
+    "discovery_store",
+    "instance_manager",
+    "api_server_count",
+    "bastion",
+    "ipv6",
+    "encrypt_etcd_storage",
+    "set",
+    "cloud_labels",
+    "ssh_public_key",
+)
 
-    Options left ``None`` are not passed, so kops applies its own defaults.
+
+def create_cluster_args(name, params, ssh_key_path=None):
+    """argv (list of str) for ``kops create cluster`` from the kops_cluster options (cmd/kops/create_cluster.go flags,
+    written by kops_argv).
+
+    Options left ``None`` are not passed, so kops applies its own defaults. Derived values: ``network_cidr`` and
+    ``additional_network_cidrs`` are one ``--network-cidr`` list (new_cluster.go:840-858), each ``set`` is quoted as
+    kops reads it (:func:`_set_field`), ``cloud_labels`` is the flag text of :func:`cloud_labels_flag`, and
+    ``--ssh-public-key`` is the file ``ssh_key_path``.
     """
-    args = ["create", "cluster", "--name", name, "--cloud", params.get("cloud") or "aws"]
-    joined = (
-        ("zones", "--zones"),
-        ("control_plane_zones", "--control-plane-zones"),
-        ("admin_access", "--admin-access"),
-        ("ssh_access", "--ssh-access"),
-        ("subnets", "--subnets"),
-        ("utility_subnets", "--utility-subnets"),
-        ("node_security_groups", "--node-security-groups"),
-        ("control_plane_security_groups", "--control-plane-security-groups"),
-        ("kubernetes_feature_gates", "--kubernetes-feature-gates"),
+    values = dict(params)
+    values["network_cidrs"] = ([params["network_cidr"]] if params.get("network_cidr") else []) + list(params.get("additional_network_cidrs") or [])
+    values["set"] = [_set_field(value) for value in params.get("set") or []]  # one --set each; kops reads each as a CSV record
+    values["cloud_labels"] = cloud_labels_flag(params.get("cloud_labels"))[0]
+    values["ssh_public_key"] = ssh_key_path
+    return kops_argv.command(
+        ["create", "cluster"], [("name", name), ("cloud", params.get("cloud") or "aws")] + [(option, values.get(option)) for option in CREATE_CLUSTER_OPTIONS]
     )
-    for option, flag in joined:
-        value = params.get(option)
-        if value:
-            args += [flag, ",".join(value if isinstance(value, list) else [value])]
-    cidrs = ([params["network_cidr"]] if params.get("network_cidr") else []) + list(params.get("additional_network_cidrs") or [])
-    if cidrs:  # kops: the first is the network CIDR, the others additional ones (new_cluster.go:840-858)
-        args += ["--network-cidr", ",".join(cidrs)]
-    plain = (
-        ("control_plane_count", "--control-plane-count"),
-        ("node_count", "--node-count"),
-        ("node_size", "--node-size"),
-        ("control_plane_size", "--control-plane-size"),
-        ("kubernetes_version", "--kubernetes-version"),
-        ("networking", "--networking"),
-        ("topology", "--topology"),
-        ("dns", "--dns"),
-        ("dns_zone", "--dns-zone"),
-        ("image", "--image"),
-        ("control_plane_image", "--control-plane-image"),
-        ("node_image", "--node-image"),
-        ("vpc", "--vpc"),
-        ("api_loadbalancer_type", "--api-loadbalancer-type"),
-        ("channel", "--channel"),
-        ("discovery_store", "--discovery-store"),
-        ("instance_manager", "--instance-manager"),
-        ("api_server_count", "--api-server-count"),
-    )
-    for option, flag in plain:
-        value = params.get(option)
-        if value is not None and value != "":
-            args += [flag, str(value)]
-    for option, flag in (("bastion", "--bastion"), ("ipv6", "--ipv6")):
-        if params.get(option):
-            args.append(flag)
-    if params.get("encrypt_etcd_storage") is not None:  # kops: encrypted on AWS unless the flag says otherwise
-        args.append("--encrypt-etcd-storage=%s" % str(bool(params["encrypt_etcd_storage"])).lower())
-    for value in params.get("set") or []:  # one --set each; kops reads each as a CSV record (LazyQuotes)
-        args += ["--set", _set_field(value)]
-    flag, dummy = cloud_labels_flag(params.get("cloud_labels"))
-    if flag:
-        args += ["--cloud-labels", flag]
-    if ssh_key_path:
-        args += ["--ssh-public-key", ssh_key_path]
-    return args
 
 
 def _csv_field(text):

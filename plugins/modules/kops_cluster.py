@@ -468,16 +468,16 @@ import os
 import tempfile
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rules, kops_spec, route53
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.guard import StoreGuard, replan_on_change
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
     CREATE_ONLY,
     ClusterOps,
-    check_version_change,
     cluster_facts,
     create_only_differences,
     requested_options,
     stored_create_options,
 )
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, StoreGuard, kops_argument_spec, replan_on_change, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, state_store_of
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -692,7 +692,7 @@ def fail_create(module, ops, name, exc, result):
 def check_version_rule(module, current, params, result):
     """Fail (nothing written yet) when ``kubernetes_version`` breaks the one-minor-forward rule."""
     if params["kubernetes_version"] and not params["allow_version_skip"]:
-        problem = check_version_change(kops_spec.get_path(current, ("spec", "kubernetesVersion")), params["kubernetes_version"])
+        problem = kops_rules.check_version_change(kops_spec.get_path(current, ("spec", "kubernetesVersion")), params["kubernetes_version"])
         if problem:
             module.fail_json(msg=problem, **result)
 

@@ -215,8 +215,8 @@ def main():
 
 def validate(module, runner, state_store, record):
     """kops' validation of the cluster of ``record`` (one kops call, no waiting)."""
+    from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import summarize_cluster
     from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
-    from ansible_collections.kopsible.kops.plugins.module_utils.kops_store import summarize_cluster
 
     summary = summarize_cluster(record)
     try:

@@ -104,9 +104,9 @@ instance_groups:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import summarize_cluster
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, check_account, kops_argument_spec, state_store_of
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import normalize_role
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_store import summarize_cluster
 
 ROLES = ("ControlPlane", "Node", "Bastion", "APIServer")  # pkg/apis/kops/instancegroup.go AllInstanceGroupRoles
 

@@ -14,7 +14,7 @@ import sys
 import pytest
 import yaml
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_store
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store import reader, summary
 from harness import store_factory
 from harness.playbook import ansible_env
 
@@ -128,9 +128,9 @@ def test_one_cluster_written_by_kops(emulator, tmp_path, ssh_public_key):
     assert inv.groups["k8s_1_34"] == ["solo.k8s.local"]
 
     # The same reader for modules: one cluster by name, None for a name that is not there.
-    record = kops_store.read_cluster(emulator.client("s3"), store, "solo.k8s.local")
-    assert kops_store.summarize_cluster(record) == {k: v for k, v in host.items() if not k.startswith("ansible_")}
-    assert kops_store.read_cluster(emulator.client("s3"), store, "absent.k8s.local") is None
+    record = reader.read_cluster(emulator.client("s3"), store, "solo.k8s.local")
+    assert summary.summarize_cluster(record) == {k: v for k, v in host.items() if not k.startswith("ansible_")}
+    assert reader.read_cluster(emulator.client("s3"), store, "absent.k8s.local") is None
 
 
 def test_25_clusters_vars_and_groups(emulator, tmp_path, template):

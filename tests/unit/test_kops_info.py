@@ -5,6 +5,7 @@ awsBuildCloudInstanceGroup; pkg/model/names.go AutoscalingGroupName), on AWS API
 import pytest
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_info
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store import reader
 
 CLUSTER = "c.example.org"
 
@@ -189,11 +190,11 @@ def test_read_file_store(tmp_path):
     (tmp_path / "c1" / "config").write_text("metadata: {name: c1}\nspec: {kubernetesVersion: 1.34.1}\n")
     (tmp_path / "c1" / "instancegroup" / "nodes").write_text("metadata: {name: nodes}\nspec: {role: Node}\n")
     (tmp_path / "not-a-cluster").mkdir()
-    records = kops_info.read_file_store("file://%s/" % tmp_path)
+    records = reader.read_file_store("file://%s/" % tmp_path)
     assert [(r["name"], r["cluster"]["spec"]["kubernetesVersion"], [g["metadata"]["name"] for g in r["instance_groups"]]) for r in records] == [
         ("c1", "1.34.1", ["nodes"])
     ]
-    assert kops_info.read_file_store("file://%s" % tmp_path, names=["absent"]) == []
+    assert reader.read_file_store("file://%s" % tmp_path, names=["absent"]) == []
     (tmp_path / "c1" / "config").write_text("- a list\n")
     with pytest.raises(ValueError, match="not a kops object"):
-        kops_info.read_file_store("file://%s" % tmp_path)
+        reader.read_file_store("file://%s" % tmp_path)

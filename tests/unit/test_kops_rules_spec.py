@@ -7,9 +7,9 @@ import os
 import pytest
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules, kops_spec
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import check_version_change, cluster_facts
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import cluster_facts
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import parse_get_json
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError, check_version_change
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "kops-1.36.2")
 CLUSTER = "mycluster01.kopsclustertest.example.org"
@@ -492,7 +492,7 @@ def test_create_cluster_args_other_flags():
 
 
 # --------------------------------------------------------------------------------------------
-# kops_cluster_ops: check_version_change, cluster_facts
+# kops_rules.check_version_change, kops_cluster_ops.cluster_facts
 # --------------------------------------------------------------------------------------------
 
 

@@ -1,4 +1,4 @@
-"""kops_store's pure helpers on real kops v1.36.2 objects (the HA cluster of the kOps guide)."""
+"""The state store's pure helpers (_state_store.url, _state_store.summary) on real kops v1.36.2 objects (the HA cluster of the kOps guide)."""
 
 import copy
 import json
@@ -7,14 +7,8 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_store import (
-    StoreError,
-    kubernetes_minor,
-    normalize_store_url,
-    parse_store_url,
-    region_of,
-    summarize_cluster,
-)
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import kubernetes_minor, region_of, summarize_cluster
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError, normalize_store_url, parse_store_url
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "kops-1.36.2")
 

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import state_store_problem
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import state_store_problem
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_kubeconfig import kubeconfig_credential
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
 

@@ -1,12 +1,7 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""Read kOps state stores straight from S3, concurrently, without the kops binary.
-
-The layout is kops' own (k8s.io/kops v1.36.2, pkg/client/simple/vfsclientset and
-pkg/apis/kops/registry): under a store ``s3://BUCKET[/PREFIX]`` each cluster ``NAME`` keeps
-
-- ``PREFIX/NAME/config``: the Cluster object (YAML, ``apiVersion: kops.k8s.io/v1alpha2``);
-- ``PREFIX/NAME/instancegroup/IG``: one InstanceGroup object (YAML) per group.
+"""Read kOps state stores without the kops binary: ``s3://`` stores concurrently, ``file://`` stores from disk,
+and the spec objects check mode's preview copies (the layout: :mod:`.layout`).
 
 kops lists clusters by walking the whole tree and keeping every key that ends in ``/config``
 (``ClusterVFS.listNames``). Cluster names are DNS names and hold no ``/``, so listing the store's
@@ -19,14 +14,12 @@ follow-ups (a cluster's InstanceGroup reads after its ``instancegroup/`` listing
 thread as results arrive (a queue fed by the futures' callbacks), so no worker ever waits on
 another: the wall time is about the number of requests times their latency, divided by the pool
 size, until the client's or the server's CPU is the limit. The boto3 client is shared by the workers
-(boto3 clients are thread-safe; give it ``max_pool_connections`` >= the pool size).
-
-Pure helpers (:func:`parse_store_url`, :func:`summarize_cluster`, :func:`region_of`,
-:func:`kubernetes_minor`) take plain data so unit tests need no AWS.
+(boto3 clients are thread-safe; give it ``max_pool_connections`` >= the pool size, :func:`.s3.retry_config`).
 """
 
+import os
 import queue
-import re
+import shutil
 from concurrent.futures import ThreadPoolExecutor
 
 try:
@@ -45,42 +38,14 @@ except ImportError:  # reported by the caller (amazon.aws' SDK check)
         """Stand-in while botocore is missing."""
 
 
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import CLUSTER_CONFIG, INSTANCE_GROUP_DIR, is_spec_object
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import is_missing_key
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError, normalize_store_url, parse_store_url, split_store
+
 # libyaml's loader when PyYAML has it (faster), else the pure-Python one.
 _Loader = getattr(yaml, "CSafeLoader", None) or getattr(yaml, "SafeLoader", None)
 
-CLUSTER_CONFIG = "config"
-INSTANCE_GROUP_DIR = "instancegroup/"
-CONTROL_PLANE_ROLES = ("ControlPlane", "Master")
 DEFAULT_WORKERS = 16
-MISSING_KEY_CODES = ("NoSuchKey", "404", "NotFound")
-
-
-class StoreError(Exception):
-    """A state store could not be read. ``store`` is its URL (str); the message names it and the cause."""
-
-    def __init__(self, store, message):
-        super(StoreError, self).__init__("state store %s: %s" % (store, message))
-        self.store = store
-
-
-def parse_store_url(url):
-    """Split ``s3://BUCKET[/PREFIX]`` into ``(bucket, prefix)``; ``prefix`` is ``''`` or ends with ``/``.
-
-    :raises StoreError: not an ``s3://`` URL or no bucket name.
-    """
-    text = (url or "").strip()
-    scheme, sep, rest = text.partition("://")
-    bucket, dummy, prefix = rest.partition("/")
-    if not sep or scheme.lower() != "s3" or not bucket:
-        raise StoreError(url, "must be an s3://BUCKET[/PREFIX] URL")
-    prefix = prefix.strip("/")
-    return bucket, prefix + "/" if prefix else ""
-
-
-def normalize_store_url(url):
-    """The canonical form of a store URL (str): ``s3://BUCKET`` or ``s3://BUCKET/PREFIX``, no trailing slash."""
-    bucket, prefix = parse_store_url(url)
-    return "s3://%s/%s" % (bucket, prefix.rstrip("/")) if prefix else "s3://" + bucket
 
 
 def _s3_error(store, exc, what):
@@ -125,7 +90,7 @@ def _get_yaml(client, store, key):
     try:
         body = client.get_object(Bucket=bucket, Key=key)["Body"].read()
     except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") in MISSING_KEY_CODES:
+        if is_missing_key(exc):
             return None
         raise _s3_error(store, exc, "reading %s" % key) from exc
     except BotoCoreError as exc:
@@ -226,89 +191,58 @@ def read_stores(client, stores, max_workers=DEFAULT_WORKERS, names=None):
     return records
 
 
-def kubernetes_minor(version):
-    """``'1.34'`` for ``'1.34.1'``/``'v1.34.1'`` (str), or None when the version has no ``MAJOR.MINOR``
-    (kops also accepts a URL to a build; those give None)."""
-    match = re.match(r"^v?(\d+)\.(\d+)(?:\.|$|-|\+)", str(version or "").strip())
-    return "%s.%s" % match.groups() if match else None
+def read_file_store(store, names=None):
+    """Clusters of a ``file://PATH`` state store (the same layout on disk, util/pkg/vfs/fs.go), as
+    :func:`read_stores` returns them for S3: a list of ``{'store', 'name', 'cluster', 'instance_groups'}``
+    sorted by name. ``names``: only these clusters (list of str), else every first-level folder holding a
+    ``config`` file.
 
-
-def region_of(cluster_spec):
-    """The cluster's region (str or None), from its subnets.
-
-    A subnet's own ``region`` wins (GCE-style specs); otherwise the AWS rule of kops'
-    ``awsup.FindRegion`` (upup/pkg/fi/cloudup/awsup/aws_utils.go): a zone without its last letter.
+    :raises ValueError: an object that is not a YAML mapping (the message names the file).
     """
-    for subnet in cluster_spec.get("subnets") or []:
-        if subnet.get("region"):
-            return subnet["region"]
-        zone = subnet.get("zone") or ""
-        if len(zone) > 2:
-            return zone[:-1]
-    return None
+    root = store[len("file://") :].rstrip("/") or "/"
+    if names is None:
+        names = sorted(n for n in os.listdir(root) if os.path.isfile(os.path.join(root, n, CLUSTER_CONFIG))) if os.path.isdir(root) else []
+    records = []
+    for name in names:
+        cluster = _read_yaml_file(os.path.join(root, name, CLUSTER_CONFIG))
+        if cluster is None:
+            continue
+        folder = os.path.join(root, name, INSTANCE_GROUP_DIR)
+        groups = [_read_yaml_file(os.path.join(folder, f)) for f in sorted(os.listdir(folder))] if os.path.isdir(folder) else []
+        records.append({"store": store.rstrip("/"), "name": name, "cluster": cluster, "instance_groups": [g for g in groups if g is not None]})
+    return records
 
 
-def _ig_zones(ig_spec, subnet_zones):
-    """An InstanceGroup's zones (sorted list): ``spec.zones`` if given, else its subnets' zones."""
-    zones = ig_spec.get("zones") or [subnet_zones.get(name, name) for name in ig_spec.get("subnets") or []]
-    return sorted(set(zones))
+def _read_yaml_file(path):
+    if not os.path.isfile(path):
+        return None
+    with open(path, "rb") as handle:
+        data = yaml.safe_load(handle.read())
+    if not isinstance(data, dict):
+        raise ValueError("%s is not a kops object (a YAML mapping)" % path)
+    return data
 
 
-def summarize_cluster(record):
-    """Host variables for one cluster record from :func:`read_stores` (dict, JSON-serialisable).
-
-    Keys: ``cluster_name``, ``state_store``, ``config_base``, ``cloud_provider``, ``kubernetes_version``,
-    ``kubernetes_minor`` ('1.34'), ``region``, ``zones`` (subnet zones, sorted), ``control_plane_zones``
-    (zones of the ControlPlane/Master groups, sorted), ``subnets`` (``name``/``zone``/``type``/``cidr``),
-    ``topology`` ('private' when any subnet is Private or DualStack, kops' ``--topology private``;
-    else 'public'), ``dns_type`` (``spec.topology.dns.type``; 'Public' when unset, kops' default in
-    pkg/apis/kops/v1alpha2/defaults.go),
-    ``dns_zone``, ``cloud_labels`` (dict), ``networking`` (the CNI's key, e.g. 'cilium'),
-    ``instance_groups`` (list of ``name``/``role``/``min_size``/``max_size``/``machine_type``/``zones``/
-    ``subnets``/``image``), ``node_count_min``/``node_count_max`` (sums over Node groups).
-    """
-    cluster = record["cluster"] or {}
-    spec = cluster.get("spec") or {}
-    subnets = spec.get("subnets") or []
-    subnet_zones = {s.get("name"): s.get("zone") for s in subnets if s.get("zone")}
-    groups = []
-    for ig in record.get("instance_groups") or []:
-        ig_spec = ig.get("spec") or {}
-        groups.append(
-            {
-                "name": (ig.get("metadata") or {}).get("name"),
-                "role": ig_spec.get("role"),
-                "min_size": ig_spec.get("minSize"),
-                "max_size": ig_spec.get("maxSize"),
-                "machine_type": ig_spec.get("machineType"),
-                "zones": _ig_zones(ig_spec, subnet_zones),
-                "subnets": list(ig_spec.get("subnets") or []),
-                "image": ig_spec.get("image"),
-            }
-        )
-    control_plane = [g for g in groups if g["role"] in CONTROL_PLANE_ROLES]
-    nodes = [g for g in groups if g["role"] == "Node"]
-    networking = spec.get("networking") or {}
-    version = spec.get("kubernetesVersion")
-    return {
-        "cluster_name": (cluster.get("metadata") or {}).get("name") or record["name"],
-        "state_store": record["store"],
-        "config_base": spec.get("configBase"),
-        "cloud_provider": spec.get("cloudProvider") or next(iter(spec.get("cloudConfig") or {}), None),
-        "kubernetes_version": str(version) if version is not None else None,
-        "kubernetes_minor": kubernetes_minor(version),
-        "region": region_of(spec),
-        "zones": sorted(set(subnet_zones.values())),
-        "control_plane_zones": sorted({z for g in control_plane for z in g["zones"]}),
-        "subnets": [{"name": s.get("name"), "zone": s.get("zone"), "type": s.get("type"), "cidr": s.get("cidr")} for s in subnets],
-        "topology": "private" if any(s.get("type") in ("Private", "DualStack") for s in subnets) else "public",
-        "dns_type": ((spec.get("topology") or {}).get("dns") or {}).get("type") or "Public",
-        "dns_zone": spec.get("dnsZone"),
-        "cloud_labels": dict(spec.get("cloudLabels") or {}),
-        "networking": next((k for k in sorted(networking) if k not in ("subnets", "topology") and isinstance(networking[k], dict)), None)
-        if isinstance(networking, dict)
-        else None,
-        "instance_groups": groups,
-        "node_count_min": sum(g["min_size"] or 0 for g in nodes),
-        "node_count_max": sum(g["max_size"] or 0 for g in nodes),
-    }
+def copy_cluster_specs(s3_client, state_store, cluster, target):
+    """Copy the cluster's spec objects (``config``, ``instancegroup/*``; nothing else) into the local folder
+    ``target`` (str), keeping their relative paths. One ListObjectsV2 per 1000 objects and one GetObject per spec
+    object for an ``s3://`` store; a file copy for a ``file://`` store. Raises botocore's errors as they come."""
+    scheme, bucket, prefix = split_store(state_store)
+    if scheme == "file":
+        source = os.path.join(prefix, cluster)
+        for root, dummy, files in os.walk(source):
+            for name in files:
+                rel = os.path.relpath(os.path.join(root, name), source)
+                if is_spec_object(rel.replace(os.sep, "/")):
+                    os.makedirs(os.path.dirname(os.path.join(target, rel)), exist_ok=True)
+                    shutil.copy(os.path.join(root, name), os.path.join(target, rel))
+        return
+    base = "%s/%s/" % (prefix, cluster) if prefix else "%s/" % cluster
+    for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=base):
+        for obj in page.get("Contents", []):
+            rel = obj["Key"][len(base) :]
+            if is_spec_object(rel):
+                path = os.path.join(target, rel)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as handle:
+                    handle.write(s3_client.get_object(Bucket=bucket, Key=obj["Key"])["Body"].read())

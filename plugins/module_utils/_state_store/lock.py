@@ -26,10 +26,9 @@ try:
 except ImportError:  # pragma: no cover - AnsibleAWSModule reports missing botocore
     ClientError = Exception
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_preview
-
-LOCK_FOLDER = ".kopsible-locks"
-BUSY_CODES = ("PreconditionFailed", "ConditionalRequestConflict", "412", "409")
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import LOCK_FOLDER, is_spec_object, store_key
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import BUSY_CODES, error_code, is_missing_key
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import s3_location
 
 
 class LockError(Exception):
@@ -40,26 +39,13 @@ class LockError(Exception):
         self.message, self.holder = message, holder
 
 
-def split_store(state_store):
-    """``s3://bucket/some/path`` -> ``('bucket', 'some/path')``; ``(None, None)`` for other schemes
-    (kops_preview.split_store without the scheme)."""
-    scheme, bucket, path = kops_preview.split_store(state_store)
-    return (bucket, path) if scheme == "s3" else (None, None)
-
-
-def store_key(state_store, *parts):
-    """The S3 key of ``parts`` under the store's path, e.g. ``store_key('s3://b/p', 'c', 'config') == 'p/c/config'``."""
-    dummy, path = split_store(state_store)
-    return "/".join([p for p in [path] + list(parts) if p])
-
-
 def versioning_warning(s3, state_store):
     """A warning (str) when the store's bucket does not have versioning enabled, else None.
 
     kOps' guide asks for a versioned bucket (docs/getting_started/aws.md, "Cluster State storage"):
     without it a bad ``kops replace`` cannot be rolled back. One GetBucketVersioning call.
     """
-    bucket, dummy = split_store(state_store)
+    bucket, dummy = s3_location(state_store)
     if not bucket:
         return None
     status = s3.get_bucket_versioning(Bucket=bucket).get("Status")
@@ -78,13 +64,13 @@ def object_versions(s3, state_store, keys):
     ``None`` when the object does not exist; ``'null'`` when the bucket was never versioned. Restore a
     version with ``aws s3api copy-object --copy-source BUCKET/KEY?versionId=ID --bucket BUCKET --key KEY``.
     """
-    bucket, dummy = split_store(state_store)
+    bucket, dummy = s3_location(state_store)
     found = {}
     for key in keys:
         try:
             found["s3://%s/%s" % (bucket, key)] = s3.head_object(Bucket=bucket, Key=key).get("VersionId") or "null"
         except ClientError as exc:
-            if _code(exc) in ("404", "NoSuchKey", "NotFound"):
+            if is_missing_key(exc):
                 found["s3://%s/%s" % (bucket, key)] = None
             else:
                 raise
@@ -94,24 +80,20 @@ def object_versions(s3, state_store, keys):
 def spec_fingerprint(s3, state_store, cluster):
     """``{key: etag}`` of the cluster's spec objects (``<cluster>/config`` and ``<cluster>/instancegroup/*``),
     to tell whether another run wrote them. One ListObjectsV2 call per 1000 objects."""
-    bucket, dummy = split_store(state_store)
+    bucket, dummy = s3_location(state_store)
     prefix = store_key(state_store, cluster) + "/"
     found = {}
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
         for obj in page.get("Contents", []):
             rest = obj["Key"][len(prefix) :]
-            if rest == "config" or rest.startswith("instancegroup/"):
+            if is_spec_object(rest):
                 found[obj["Key"]] = obj["ETag"]
     return found
 
 
 class SpecChanged(Exception):
     """Another run wrote the cluster's spec objects while this run waited for the lock (which it now holds): the
-    run must read the spec again and plan on it (kops_common.replan_on_change)."""
-
-
-def _code(exc):
-    return str(getattr(exc, "response", {}).get("Error", {}).get("Code", ""))
+    run must read the spec again and plan on it (guard.replan_on_change)."""
 
 
 class ClusterLock(object):
@@ -126,7 +108,7 @@ class ClusterLock(object):
 
     def __init__(self, s3, state_store, cluster, owner, sleep=2.0):
         self.s3, self.cluster, self.owner, self.sleep = s3, cluster, owner, sleep
-        self.bucket, dummy = split_store(state_store)
+        self.bucket, dummy = s3_location(state_store)
         self.key = store_key(state_store, LOCK_FOLDER, cluster + ".json")
         self.url = "s3://%s/%s" % (self.bucket, self.key)
         self.token = uuid.uuid4().hex
@@ -139,7 +121,7 @@ class ClusterLock(object):
         try:
             body = self.s3.get_object(Bucket=self.bucket, Key=self.key)["Body"].read()
         except ClientError as exc:
-            if _code(exc) in ("404", "NoSuchKey", "NotFound"):
+            if is_missing_key(exc):
                 return None
             raise
         try:
@@ -176,7 +158,7 @@ class ClusterLock(object):
                 self.waited = round(time.monotonic() - start, 3)
                 return self
             except ClientError as exc:
-                if _code(exc) not in BUSY_CODES:
+                if error_code(exc) not in BUSY_CODES:
                     raise
             elapsed = time.monotonic() - start
             if elapsed >= timeout:

@@ -1,0 +1,133 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""What every kops module does around a run that may write the state store: the account guard, the versioning
+warning, the cluster's lock taken right before the first write, and planning again under the lock."""
+
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store import lock as store_lock
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import error_code, s3_client
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import s3_location
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import check_account
+
+
+class StoreGuard(object):
+    """What every kops module does around a run that may write the state store or the cloud.
+
+    On entry: the account check (``allowed_account_ids``), the versioning warning of an ``s3://`` store
+    (added to the module's warnings and to :meth:`facts`), and a fingerprint of the cluster's spec objects.
+    :meth:`take_lock` (given to ClusterOps as ``before_write``) takes the cluster's lock right before the first
+    write, so a run with nothing to write writes nothing, not even a lock. Once it holds the lock it compares
+    the fingerprint: if another run wrote the spec since this run read it, its plan was computed from a spec that
+    is gone, so it raises SpecChanged before writing and the module plans again on the new spec, as Terraform plans
+    after taking its lock (:func:`replan_on_change`). On exit the lock is released, also after a failure.
+
+    :param module: the AnsibleAWSModule (options of :func:`kops_argument_spec`).
+    :param state_store: store URL; ``cluster``: the cluster name the lock is for.
+    """
+
+    def __init__(self, module, state_store, cluster):
+        self.module, self.state_store, self.cluster = module, state_store, cluster
+        self.s3 = s3_client(module) if s3_location(state_store)[0] else None
+        self.lock = None
+        self.warning = None
+        self.account = None
+        self.fingerprint = None
+        self.replanned = False
+
+    def __enter__(self):
+        module = self.module
+        self.account = check_account(module, module.params.get("allowed_account_ids"))
+        if module.params.get("lock_timeout", 0) < 0:
+            module.fail_json(msg="lock_timeout: must be 0 seconds or more")
+        if self.s3 is None:
+            return self
+        try:
+            self.warning = store_lock.versioning_warning(self.s3, self.state_store)
+            if not module.check_mode:
+                self.fingerprint = store_lock.spec_fingerprint(self.s3, self.state_store, self.cluster)
+        except store_lock.ClientError as exc:
+            bucket = s3_location(self.state_store)[0]
+            if error_code(exc) in ("NoSuchBucket", "404"):
+                module.fail_json(
+                    msg="state_store: bucket %s of %s does not exist (create it first, e.g. with role kopsible.kops.state_store)" % (bucket, self.state_store),
+                    kops_invocations=[],
+                )
+            module.fail_json_aws(exc, msg="state_store: cannot read bucket %s of %s" % (bucket, self.state_store))
+        if self.warning:
+            module.warn(self.warning)
+        return self
+
+    def take_lock(self):
+        """Take the cluster's lock now (no-op in check mode, for non-s3 stores, or when already held).
+        Fails the module naming the holder after ``lock_timeout`` seconds. Raises
+        lock.SpecChanged, still holding the lock, when another run wrote the spec while this run
+        waited (the module plans again on the new spec: :func:`replan_on_change`)."""
+        module = self.module
+        if self.lock is not None or module.check_mode or self.s3 is None:
+            return
+        owner = "%s (cluster %s)" % (module._name, self.cluster)
+        self.lock = store_lock.ClusterLock(self.s3, self.state_store, self.cluster, owner)
+        if module.params.get("break_lock"):
+            self.lock.break_lock()
+        try:
+            self.lock.acquire(module.params.get("lock_timeout", 600))
+            if hasattr(module, "wrote"):
+                module.wrote("lock %s (deleted again when the run ends)" % self.lock.url)
+                module.on_exit(self._release)
+        except store_lock.LockError as exc:
+            module.fail_json(msg=exc.message, lock_holder=exc.holder, state_store_safety=self.facts())
+        now = store_lock.spec_fingerprint(self.s3, self.state_store, self.cluster) if self.fingerprint is not None else None
+        if now is not None and now != self.fingerprint:
+            # another run wrote the spec while this one waited: plan again on it, under the lock (replan_on_change)
+            self.fingerprint = now
+            self.replanned = True
+            raise store_lock.SpecChanged()
+
+    def _release(self):
+        """Delete the lock (KopsModule.on_exit); returns None, or what went wrong and how to recover (str)."""
+        if self.lock is None:
+            return None
+        try:
+            self.lock.release()
+        except store_lock.ClientError as exc:
+            return (
+                "the run could not delete its lock %s (%s); the next run on cluster %s waits lock_timeout for it: "
+                "delete the object, or re-run with break_lock: true" % (self.lock.url, exc, self.cluster)
+            )
+        return None
+
+    def __exit__(self, exc_type, exc, tb):
+        # Normally the lock is deleted by the module's exit_json/fail_json (on_exit, registered by take_lock), so
+        # that a failed deletion is reported in the result; here only when an exception is on its way out.
+        if exc_type is not None and self.lock is not None and self.lock.held:
+            self._release()
+        return False
+
+    def versions_reader(self):
+        """For ClusterOps(versions=...): a callable ``(keys) -> {url: version id}`` reading with this guard's
+        S3 client (one client per run: making one costs ~0.3 s), or None for a ``file://`` store."""
+        if self.s3 is None:
+            return None
+        return lambda keys: store_lock.object_versions(self.s3, self.state_store, keys)
+
+    def facts(self):
+        """``{'versioning_warning': str or None, 'lock': {'url', 'waited_seconds', 'broken', 'replanned'} or None,
+        'account': str or None}``; ``replanned``: another run wrote the spec while this one waited, so it planned
+        again on the new spec."""
+        lock = dict(self.lock.facts(), replanned=self.replanned) if self.lock else None
+        return {"versioning_warning": self.warning, "lock": lock, "account": self.account}
+
+
+def replan_on_change(module, guard, ops, attempt):
+    """Run ``attempt()`` (the module's read-plan-write step, returning its result dict); when another run wrote the
+    cluster's spec while this one waited for the lock (StoreGuard.take_lock raised SpecChanged before any write), run
+    it again, now holding the lock, on the spec as it is now. The second attempt fails the module before writing when
+    a field this run sets was changed by the other run in between (``ops.planned`` of the two attempts, compared by
+    kops_spec.changed_meanwhile; ClusterOps.intend records them), naming the fields; fields only the other run
+    changed are kept (``ops`` None: no fields to compare, e.g. rolling_update). Only one retry is needed: the lock is
+    held from then on."""
+    try:
+        return attempt()
+    except store_lock.SpecChanged:
+        if ops is not None:
+            ops.replan(module, guard)
+        return attempt()

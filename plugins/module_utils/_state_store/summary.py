@@ -1,0 +1,96 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""Host variables of a stored cluster (the inventory plugin's and the info modules' view), from the Cluster and
+InstanceGroup objects :mod:`.reader` returns. Pure functions on plain data: unit tests need no AWS."""
+
+import re
+
+CONTROL_PLANE_ROLES = ("ControlPlane", "Master")
+
+
+def kubernetes_minor(version):
+    """``'1.34'`` for ``'1.34.1'``/``'v1.34.1'`` (str), or None when the version has no ``MAJOR.MINOR``
+    (kops also accepts a URL to a build; those give None)."""
+    match = re.match(r"^v?(\d+)\.(\d+)(?:\.|$|-|\+)", str(version or "").strip())
+    return "%s.%s" % match.groups() if match else None
+
+
+def region_of(cluster_spec):
+    """The cluster's region (str or None), from its subnets.
+
+    A subnet's own ``region`` wins (GCE-style specs); otherwise the AWS rule of kops'
+    ``awsup.FindRegion`` (upup/pkg/fi/cloudup/awsup/aws_utils.go): a zone without its last letter.
+    """
+    for subnet in cluster_spec.get("subnets") or []:
+        if subnet.get("region"):
+            return subnet["region"]
+        zone = subnet.get("zone") or ""
+        if len(zone) > 2:
+            return zone[:-1]
+    return None
+
+
+def _ig_zones(ig_spec, subnet_zones):
+    """An InstanceGroup's zones (sorted list): ``spec.zones`` if given, else its subnets' zones."""
+    zones = ig_spec.get("zones") or [subnet_zones.get(name, name) for name in ig_spec.get("subnets") or []]
+    return sorted(set(zones))
+
+
+def summarize_cluster(record):
+    """Host variables for one cluster record from :func:`read_stores` (dict, JSON-serialisable).
+
+    Keys: ``cluster_name``, ``state_store``, ``config_base``, ``cloud_provider``, ``kubernetes_version``,
+    ``kubernetes_minor`` ('1.34'), ``region``, ``zones`` (subnet zones, sorted), ``control_plane_zones``
+    (zones of the ControlPlane/Master groups, sorted), ``subnets`` (``name``/``zone``/``type``/``cidr``),
+    ``topology`` ('private' when any subnet is Private or DualStack, kops' ``--topology private``;
+    else 'public'), ``dns_type`` (``spec.topology.dns.type``; 'Public' when unset, kops' default in
+    pkg/apis/kops/v1alpha2/defaults.go),
+    ``dns_zone``, ``cloud_labels`` (dict), ``networking`` (the CNI's key, e.g. 'cilium'),
+    ``instance_groups`` (list of ``name``/``role``/``min_size``/``max_size``/``machine_type``/``zones``/
+    ``subnets``/``image``), ``node_count_min``/``node_count_max`` (sums over Node groups).
+    """
+    cluster = record["cluster"] or {}
+    spec = cluster.get("spec") or {}
+    subnets = spec.get("subnets") or []
+    subnet_zones = {s.get("name"): s.get("zone") for s in subnets if s.get("zone")}
+    groups = []
+    for ig in record.get("instance_groups") or []:
+        ig_spec = ig.get("spec") or {}
+        groups.append(
+            {
+                "name": (ig.get("metadata") or {}).get("name"),
+                "role": ig_spec.get("role"),
+                "min_size": ig_spec.get("minSize"),
+                "max_size": ig_spec.get("maxSize"),
+                "machine_type": ig_spec.get("machineType"),
+                "zones": _ig_zones(ig_spec, subnet_zones),
+                "subnets": list(ig_spec.get("subnets") or []),
+                "image": ig_spec.get("image"),
+            }
+        )
+    control_plane = [g for g in groups if g["role"] in CONTROL_PLANE_ROLES]
+    nodes = [g for g in groups if g["role"] == "Node"]
+    networking = spec.get("networking") or {}
+    version = spec.get("kubernetesVersion")
+    return {
+        "cluster_name": (cluster.get("metadata") or {}).get("name") or record["name"],
+        "state_store": record["store"],
+        "config_base": spec.get("configBase"),
+        "cloud_provider": spec.get("cloudProvider") or next(iter(spec.get("cloudConfig") or {}), None),
+        "kubernetes_version": str(version) if version is not None else None,
+        "kubernetes_minor": kubernetes_minor(version),
+        "region": region_of(spec),
+        "zones": sorted(set(subnet_zones.values())),
+        "control_plane_zones": sorted({z for g in control_plane for z in g["zones"]}),
+        "subnets": [{"name": s.get("name"), "zone": s.get("zone"), "type": s.get("type"), "cidr": s.get("cidr")} for s in subnets],
+        "topology": "private" if any(s.get("type") in ("Private", "DualStack") for s in subnets) else "public",
+        "dns_type": ((spec.get("topology") or {}).get("dns") or {}).get("type") or "Public",
+        "dns_zone": spec.get("dnsZone"),
+        "cloud_labels": dict(spec.get("cloudLabels") or {}),
+        "networking": next((k for k in sorted(networking) if k not in ("subnets", "topology") and isinstance(networking[k], dict)), None)
+        if isinstance(networking, dict)
+        else None,
+        "instance_groups": groups,
+        "node_count_min": sum(g["min_size"] or 0 for g in nodes),
+        "node_count_max": sum(g["max_size"] or 0 for g in nodes),
+    }
