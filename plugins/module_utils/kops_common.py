@@ -6,6 +6,7 @@ import contextlib
 import os
 import re
 
+from ansible.module_utils import basic
 from ansible.module_utils.basic import missing_required_lib
 
 try:
@@ -40,6 +41,9 @@ class KopsModule(AnsibleAWSModule):
         if token:
             self.params["session_token"] = token
             self._module.no_log_values.add(token)
+        spec = kwargs.get("argument_spec") or {}
+        if any(option.get("options") for option in spec.values()):
+            drop_unset_suboptions(self.params, given_params(), spec)
         self.written = []
         self.runner = None
         self._cleanups = []
@@ -101,6 +105,39 @@ class KopsModule(AnsibleAWSModule):
             yield
         except (ClientError, BotoCoreError) as exc:
             self.fail_json_aws(exc, msg=doing)
+
+
+def given_params():
+    """The module's parameters as the task gave them (dict; module_defaults included), before the argument spec
+    added a ``None`` for every suboption not given. ansible-core's ``basic._load_params`` re-reads them; it is the
+    documented way for a module to see its raw input."""
+    return basic._load_params()
+
+
+def drop_unset_suboptions(params, given, spec):
+    """Remove from ``params`` (validated, modified in place) the ``None`` that the argument spec put in for each
+    suboption the task did not give, so that a dict option stays a patch: a key given as ``null`` removes that key
+    from the stored value, a key not given keeps it (kops_spec.desired_object). Recurses into suboptions and into
+    the elements of ``type: list, elements: dict`` options (index by index, as given). ``given``: the raw parameters
+    (:func:`given_params`); ``spec``: the argument spec."""
+    for name, option in spec.items():
+        sub = option.get("options")
+        if not sub:
+            continue
+        value, raw = params.get(name), given.get(name) if isinstance(given, dict) else None
+        if isinstance(value, dict) and isinstance(raw, dict):
+            _drop_unset(value, raw, sub)
+        elif isinstance(value, list) and isinstance(raw, list):
+            for item, raw_item in zip(value, raw):
+                if isinstance(item, dict) and isinstance(raw_item, dict):
+                    _drop_unset(item, raw_item, sub)
+
+
+def _drop_unset(value, raw, sub):
+    for key in list(value):
+        if key not in raw and value[key] is None:
+            del value[key]
+    drop_unset_suboptions(value, raw, sub)
 
 
 def security_token_fallback(params, environ=None):
