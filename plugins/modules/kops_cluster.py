@@ -406,6 +406,20 @@ kubeconfig:
         - In check mode, the one in the file now (null for none).
       type: str
       sample: "2026-12-01T17:32:05Z"
+    note: {description: "C(not written in check mode) when the credential would be exported again.", type: str}
+state_store:
+  description: The state store URL the run used (O(state_store) or E(KOPS_STATE_STORE), without a trailing C(/)).
+  returned: always
+  type: str
+  sample: s3://kops-state
+terraform:
+  description: What C(kops update cluster --target terraform) wrote.
+  returned: when O(target=terraform) and O(apply=true)
+  type: dict
+  contains:
+    out: {description: The directory (O(out))., type: str}
+    changed: {description: Whether a file in it changed., type: bool}
+    files: {description: The files under O(out)., type: list, elements: str}
 written:
   description:
     - What a failed C(kops create cluster) left in the state store (C(cluster), C(instance_groups), C(ssh_public_keys)
@@ -426,6 +440,19 @@ validation:
       InstanceGroup it concerns as C(instance_group) (its name).
   returned: when validate=true
   type: dict
+  contains:
+    ok: {description: Whether the cluster validated (and its nodes span the expected zones)., type: bool}
+    failures: {description: "kops' failures (C(type), C(name), C(message), C(instance_group)).", type: list, elements: dict}
+    nodes: {description: The nodes kops saw., type: list, elements: dict}
+    problems: {description: The failures and placement problems as sentences., type: list, elements: str}
+    attempts: {description: Validation attempts kops printed., type: int}
+    placement:
+      description: Zones of the ready control-plane and worker nodes against O(zones) and O(control_plane_zones).
+      type: dict
+      contains:
+        control_plane_zones: {description: Zones of the ready control-plane nodes., type: list, elements: str}
+        node_zones: {description: Zones of the ready worker nodes., type: list, elements: str}
+        problems: {description: What is missing (e.g. control-plane nodes in fewer zones than asked)., type: list, elements: str}
 deleted_resources:
   description: The cloud resources kops deleted (or would delete in check mode), type, name, id.
   returned: when state=absent and the cluster existed

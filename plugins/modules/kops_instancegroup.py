@@ -234,6 +234,14 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+cluster:
+  description: The normalised cluster name.
+  returned: always
+  type: str
+name:
+  description: The InstanceGroup's name.
+  returned: always
+  type: str
 instance_group:
   description: The group after the run (name, role, min/max size, machine type, zones or subnets).
   returned: when state=present

@@ -169,6 +169,10 @@ name_servers:
   type: list
   elements: str
   sample: [ns-2048.awsdns-64.com, ns-2049.awsdns-65.net]
+private:
+  description: Whether the subdomain's hosted zone is private (as found, or as created).
+  returned: when O(state=present)
+  type: bool
 parent_zone_id:
   description: Id of the parent hosted zone that holds the delegation.
   returned: when a parent zone was found
