@@ -17,13 +17,13 @@ class PlaybookRun:
 
     ``rc`` (int), ``stdout``/``stderr`` (str), ``results``: list of ``(task name, result dict)`` for
     localhost in run order (from the ansible.posix.json callback, with each task's action: callback_plugins/
-    kopsible_json.py), ``stats`` (dict). A successful result of a kopsible module that returns a key its RETURN does
+    kopsible_json.py; ``actions``: the module of each result, in the same order), ``stats`` (dict). A successful result of a kopsible module that returns a key its RETURN does
     not document raises AssertionError (harness.return_doc).
     """
 
     def __init__(self, rc, stdout, stderr):
         self.rc, self.stdout, self.stderr = rc, stdout, stderr
-        self.results, self.stats = [], {}
+        self.results, self.stats, self.actions = [], {}, []
         try:
             data = json.loads(stdout[stdout.index("{") :])
         except ValueError:
@@ -34,6 +34,7 @@ class PlaybookRun:
             for task in play.get("tasks", []):
                 for _host, result in task.get("hosts", {}).items():
                     self.results.append((task["task"]["name"], result))
+                    self.actions.append(task["task"].get("action"))
                     problems += ["task %r: %s" % (task["task"]["name"], p) for p in result_problems(task["task"].get("action"), result)]
         assert not problems, "results that break their module's RETURN documentation:\n" + "\n".join(problems)
 
