@@ -17,8 +17,9 @@ class PlaybookRun:
 
     ``rc`` (int), ``stdout``/``stderr`` (str), ``results``: list of ``(task name, result dict)`` for
     localhost in run order (from the ansible.posix.json callback, with each task's action: callback_plugins/
-    kopsible_json.py; ``actions``: the module of each result, in the same order), ``stats`` (dict). A successful result of a kopsible module that returns a key its RETURN does
-    not document raises AssertionError (harness.return_doc).
+    kopsible_json.py; ``actions``: the module of each result, in the same order), ``stats`` (dict). A successful
+    result of a kopsible module that returns a key its RETURN does not document raises AssertionError
+    (harness.return_doc).
     """
 
     def __init__(self, rc, stdout, stderr):
