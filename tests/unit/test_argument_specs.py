@@ -122,3 +122,20 @@ def test_failure_shape_is_json(capsys):
             kops_common.KopsModule(argument_spec=spec, supports_check_mode=True)
     result = json.loads(capsys.readouterr().out)
     assert result["failed"] is True and "warm_pool.pool" in result["msg"]
+
+
+def test_validate_timeout_is_a_deprecated_alias_of_validation_timeout():
+    """One name per duration across modules (rolling_update's and kops' --validation-timeout); the old one still
+    works, with a deprecation naming the version and the collection."""
+    spec = module("kops_cluster").argument_spec()
+    result = ArgumentSpecValidator(spec).validate({"name": "c1.k8s.local", "validate_timeout": "5m"})
+    assert result.errors.errors == [] and result.validated_parameters["validation_timeout"] == "5m"
+    assert [(d["version"], d["collection_name"]) for d in result._deprecations] == [("1.0.0", "kopsible.kops")]
+    assert "validate_timeout" in result._deprecations[0]["msg"]
+    assert module("rolling_update").argument_spec()["validation_timeout"]["type"] == spec["validation_timeout"]["type"] == "str"
+
+
+def test_terraform_target_requires_out():
+    checks = module("kops_cluster").ARGUMENT_CHECKS
+    assert "target is terraform but all of the following are missing: out" in errors("kops_cluster", {"name": "c1.k8s.local", "target": "terraform"}, **checks)
+    assert errors("kops_cluster", {"name": "c1.k8s.local", "target": "terraform", "out": "/tmp/tf"}, **checks) == ""
