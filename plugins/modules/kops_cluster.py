@@ -236,7 +236,7 @@ options:
     choices: [direct, terraform]
     default: direct
   out:
-    description: Directory for O(target=terraform).
+    description: Directory for O(target=terraform); required with it.
     type: path
   validate:
     description:
