@@ -139,3 +139,22 @@ def test_terraform_target_requires_out():
     checks = module("kops_cluster").ARGUMENT_CHECKS
     assert "target is terraform but all of the following are missing: out" in errors("kops_cluster", {"name": "c1.k8s.local", "target": "terraform"}, **checks)
     assert errors("kops_cluster", {"name": "c1.k8s.local", "target": "terraform", "out": "/tmp/tf"}, **checks) == ""
+
+
+@pytest.mark.parametrize("value", [[0], 5, [{"http_tokens": "required"}], "notkv"])
+def test_a_dict_option_of_the_wrong_type_fails_cleanly(capsys, value):
+    """ansible-core would crash (TypeError) validating the suboptions of a list given for a dict option (the bad-input
+    matrix's ``instance_metadata: [0]``): it fails naming the option instead."""
+    spec = module("kops_instancegroup").argument_spec()
+    with patch_module_args({"cluster": "c1.k8s.local", "name": "nodes", "instance_metadata": value}):
+        with pytest.raises(SystemExit):
+            kops_common.KopsModule(argument_spec=spec, supports_check_mode=True)
+    result = json.loads(capsys.readouterr().out)
+    assert result["failed"] is True and "instance_metadata" in result["msg"] and "Traceback" not in result["msg"], result
+
+
+def test_a_key_value_string_is_a_patch_too(capsys):
+    spec = module("kops_instancegroup").argument_spec()
+    with patch_module_args({"cluster": "c1.k8s.local", "name": "nodes", "instance_metadata": "http_tokens=required"}):
+        params = kops_common.KopsModule(argument_spec=spec, supports_check_mode=True).params
+    assert params["instance_metadata"] == {"http_tokens": "required"}
