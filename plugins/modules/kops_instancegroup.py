@@ -482,8 +482,8 @@ def ensure(module, ops, params):
         module.fail_json(msg="role: required to create InstanceGroup %s (ControlPlane, Node, Bastion or APIServer)" % params["name"])
     if stored_role and role != stored_role:
         module.fail_json(msg="role: %s is a %s InstanceGroup; the role of an existing group cannot change to %s" % (params["name"], stored_role, role))
-    manifest, result["changes"] = desired_group(params, cluster_name, current, role)
     try:  # the rules judge what would be stored: given fields merged into the stored ones
+        manifest, result["changes"] = desired_group(params, cluster_name, current, role)  # durations parse here
         merged = kops_ig.merged_params(params, manifest.get("spec"))
         kops_ig.check_sizes(role, merged["min_size"], merged["max_size"])  # the stored role's rules too
         kops_ig.check_fields(merged, role, [s.get("name") for s in cluster["spec"].get("subnets") or []])
