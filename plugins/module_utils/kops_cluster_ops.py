@@ -28,6 +28,14 @@ def update_cluster_args(name, yes=False, target=None, out=None):
     return kops_argv.command(["update", "cluster"], name=name, target=target, out=out, yes=yes, create_kube_config=False if yes else None)
 
 
+def subnet_topology(subnets):
+    """``'private'`` when a subnet is Private or DualStack (kops' private topology: nodes without public addresses),
+    else ``'public'``: the meaning of the ``topology`` option and of kops' ``--topology``; None without subnets."""
+    if not subnets:
+        return None
+    return "private" if any(s.get("type") in ("Private", "DualStack") for s in subnets) else "public"
+
+
 def cluster_facts(cluster):
     """Key facts of a Cluster manifest (dict) for results and inventories."""
     spec = (cluster or {}).get("spec") or {}
@@ -42,7 +50,8 @@ def cluster_facts(cluster):
         "zones": sorted({s.get("zone") for s in subnets if s.get("zone")}),
         "control_plane_groups": members,
         "cloud_labels": spec.get("cloudLabels") or {},
-        "topology": sorted({s.get("type") for s in subnets if s.get("type")}),
+        "topology": subnet_topology(subnets),
+        "subnet_types": sorted({s.get("type") for s in subnets if s.get("type")}),
         "network_cidr": spec.get("networkCIDR"),
         "api_name": spec.get("masterPublicName"),
     }
@@ -303,17 +312,17 @@ class ClusterOps(object):
 
     def validate(self, name, wait, control_plane_zones, zones, node_count=None):
         """``kops validate cluster --wait DURATION -o json``; returns the parsed result plus ``problems`` (list of str)
-        (the topology rule of :func:`kops_output.check_topology` with the zones and ``node_count`` asked for)."""
+        (the placement rule of :func:`kops_output.check_placement` with the zones and ``node_count`` asked for)."""
         result = self.runner.run(kops_argv.command(["validate", "cluster"], name=name, wait=wait, output="json"), check=False)
         try:
             parsed = kops_output.parse_validate(result.stdout)
         except ValueError:
             message = kops_output.error_message(result.stderr) or "no output"
             return {"ok": False, "failures": [], "nodes": [], "attempts": 0, "problems": ["the Kubernetes API of %s did not answer: %s" % (name, message)]}
-        parsed["topology"] = kops_output.check_topology(parsed["nodes"], control_plane_zones or [], zones or [], node_count)
+        parsed["placement"] = kops_output.check_placement(parsed["nodes"], control_plane_zones or [], zones or [], node_count)
         parsed["problems"] = [_problem(f) for f in parsed["failures"]]
-        parsed["problems"] += parsed["topology"]["problems"]
-        parsed["ok"] = parsed["ok"] and not parsed["topology"]["problems"] and result.rc == 0
+        parsed["problems"] += parsed["placement"]["problems"]
+        parsed["ok"] = parsed["ok"] and not parsed["placement"]["problems"] and result.rc == 0
         return parsed
 
     def delete(self, name, yes):

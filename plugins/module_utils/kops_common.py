@@ -8,7 +8,9 @@ import contextlib
 import os
 import re
 
+from ansible.module_utils import basic
 from ansible.module_utils.basic import missing_required_lib
+from ansible.module_utils.common.validation import check_type_dict
 
 try:
     from botocore.exceptions import BotoCoreError, ClientError
@@ -38,11 +40,18 @@ class KopsModule(AnsibleAWSModule):
         return False
 
     def __init__(self, *args, **kwargs):
+        spec = kwargs.get("argument_spec") or {}
+        if any(option.get("options") for option in spec.values()):
+            # ansible-core validates suboptions even when the value failed its type check (a list given for a dict
+            # option crashes it with a TypeError): such an option is checked by type alone, which fails cleanly
+            kwargs["argument_spec"] = spec_for_shapes(spec, given_params())
         super(KopsModule, self).__init__(*args, **kwargs)
         token = security_token_fallback(self.params)
         if token:
             self.params["session_token"] = token
             self._module.no_log_values.add(token)
+        if any(option.get("options") for option in spec.values()):
+            drop_unset_suboptions(self.params, given_params(), spec)
         self.written = []
         self.runner = None
         self._cleanups = []
@@ -104,6 +113,77 @@ class KopsModule(AnsibleAWSModule):
             yield
         except (ClientError, BotoCoreError) as exc:
             self.fail_json_aws(exc, msg=doing)
+
+
+def given_params():
+    """The module's parameters as the task gave them (dict; module_defaults included), before the argument spec
+    added a ``None`` for every suboption not given. ansible-core's ``basic._load_params`` re-reads them; it is the
+    documented way for a module to see its raw input."""
+    return basic._load_params()
+
+
+def _as_dict(value):
+    """``value`` as the dict ansible-core makes of it for a dict option (a dict, or a ``k=v`` / JSON str), or None."""
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        try:
+            return check_type_dict(value)
+        except TypeError:
+            return None
+    return None
+
+
+def spec_for_shapes(spec, given):
+    """A copy of ``spec`` without the suboptions of each option whose given value cannot become what it holds (a dict,
+    or a list of dicts), so that ansible-core reports the wrong type instead of crashing on it. ``given``: the raw
+    parameters (:func:`given_params`)."""
+    result = {}
+    for name, option in spec.items():
+        sub, value = option.get("options"), given.get(name) if isinstance(given, dict) else None
+        if sub and value is not None:
+            if option.get("type") == "list":
+                items = value if isinstance(value, list) else None
+                if items is None or any(_as_dict(item) is None for item in items):
+                    option = dict((k, v) for k, v in option.items() if k not in ("options", "mutually_exclusive", "required_if"))
+                else:
+                    merged = {}
+                    for item in items:
+                        merged.update(_as_dict(item))
+                    option = dict(option, options=spec_for_shapes(sub, merged))
+            elif _as_dict(value) is None:
+                option = dict((k, v) for k, v in option.items() if k not in ("options", "mutually_exclusive", "required_if"))
+            else:
+                option = dict(option, options=spec_for_shapes(sub, _as_dict(value)))
+        result[name] = option
+    return result
+
+
+def drop_unset_suboptions(params, given, spec):
+    """Remove from ``params`` (validated, modified in place) the ``None`` that the argument spec put in for each
+    suboption the task did not give, so that a dict option stays a patch: a key given as ``null`` removes that key
+    from the stored value, a key not given keeps it (kops_spec.desired_object). Recurses into suboptions and into
+    the elements of ``type: list, elements: dict`` options (index by index, as given). ``given``: the raw parameters
+    (:func:`given_params`); ``spec``: the argument spec."""
+    for name, option in spec.items():
+        sub = option.get("options")
+        if not sub:
+            continue
+        value, raw = params.get(name), given.get(name) if isinstance(given, dict) else None
+        raw = _as_dict(raw) if isinstance(raw, str) else raw
+        if isinstance(value, dict) and isinstance(raw, dict):
+            _drop_unset(value, raw, sub)
+        elif isinstance(value, list) and isinstance(raw, list):
+            for item, raw_item in zip(value, raw):
+                if isinstance(item, dict) and isinstance(raw_item, dict):
+                    _drop_unset(item, raw_item, sub)
+
+
+def _drop_unset(value, raw, sub):
+    for key in list(value):
+        if key not in raw and value[key] is None:
+            del value[key]
+    drop_unset_suboptions(value, raw, sub)
 
 
 def security_token_fallback(params, environ=None):

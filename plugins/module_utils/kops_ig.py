@@ -41,25 +41,6 @@ IG_FIELDS = {
     "rolling_update": "rollingUpdate",
 }
 
-# Known keys of the dict options (snake_case on our side), so a typo fails instead of being ignored.
-NESTED_KEYS = {
-    "instance_metadata": {"http_tokens", "http_put_response_hop_limit"},
-    "external_load_balancers": {"load_balancer_name", "target_group_arn"},
-    "additional_user_data": {"name", "type", "content"},
-    "mixed_instances_policy": {
-        "instances",
-        "instance_requirements",
-        "on_demand_allocation_strategy",
-        "on_demand_base",
-        "on_demand_above_base",
-        "spot_allocation_strategy",
-        "spot_instance_pools",
-    },
-    "instance_requirements": {"cpu", "memory", "excluded_instance_types"},
-    "warm_pool": {"min_size", "max_size", "enable_lifecycle_hook", "lifecycle_hook_timeout", "additional_images"},
-    "root_volume": {"size", "type", "iops", "throughput", "encryption", "encryption_key", "delete_on_termination", "optimization"},
-    "rolling_update": {"max_surge", "max_unavailable", "drain_and_terminate"},
-}
 # pkg/apis/kops/instancegroup.go SpotAllocationStrategies
 SPOT_STRATEGIES = ("lowest-price", "diversified", "capacity-optimized", "capacity-optimized-prioritized", "price-capacity-optimized")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")  # k8s.io/api core/v1 TaintEffect
@@ -83,21 +64,14 @@ def camel(name):
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
 
 
-def to_camel(value, option=None):
-    """Convert dict keys (recursively) to the spec's camelCase; values are kept. ``option`` names
-    the option for :data:`NESTED_KEYS` checks (raises RuleError on an unknown key)."""
+def to_camel(value):
+    """Convert dict keys (recursively) to the spec's camelCase; values are kept. The keys were checked by the
+    module's argument spec (the suboptions of each dict option: an unknown key fails there)."""
     if isinstance(value, list):
-        return [to_camel(v, option) for v in value]
+        return [to_camel(v) for v in value]
     if not isinstance(value, dict):
         return value
-    allowed = NESTED_KEYS.get(option)
-    result = {}
-    for key, item in value.items():
-        if allowed is not None and key not in allowed:
-            raise RuleError("%s: unknown key %r (known: %s)" % (option, key, ", ".join(sorted(allowed))))
-        child = key if key in NESTED_KEYS else None
-        result[camel(key)] = to_camel(item, child)
-    return result
+    return dict((camel(key), to_camel(item)) for key, item in value.items())
 
 
 def number(value, field, minimum=None, maximum=None):
@@ -452,13 +426,12 @@ def overrides(params):
         if value is None:
             continue
         if option == "root_volume":
-            to_camel(value, option)  # unknown keys fail
             result.update({ROOT_VOLUME_FIELDS[k]: v for k, v in value.items()})
             continue
-        if option in NESTED_KEYS:
-            value = to_camel(value, option)
-        elif option in ("node_labels", "cloud_labels"):
+        if option in ("node_labels", "cloud_labels"):
             value = labels_as_text(value)
+        elif isinstance(value, (dict, list)):
+            value = to_camel(value)
         elif option == "max_instance_lifetime":
             value = go_duration(value)
         result[field] = value

@@ -409,8 +409,9 @@ def kops_warnings(stdout, stderr, merged=False):
     return found
 
 
-def check_topology(nodes, control_plane_zones, zones, node_count=None):
-    """The topology the kOps guide asks for, checked on validate's ``nodes`` list.
+def check_placement(nodes, control_plane_zones, zones, node_count=None):
+    """The placement of nodes over zones that the kOps guide asks for, checked on validate's ``nodes`` list
+    (the result's ``validation.placement``; ``topology`` is kept for kops' meaning, public or private subnets).
 
     :param nodes: ``[{'name', 'zone', 'role', 'status'}]`` from :func:`parse_validate`.
     :param node_count: the workers asked for (``node_count``), when given: kops spreads them over the zones

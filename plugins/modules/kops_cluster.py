@@ -236,20 +236,25 @@ options:
     choices: [direct, terraform]
     default: direct
   out:
-    description: Directory for O(target=terraform).
+    description: Directory for O(target=terraform); required with it.
     type: path
   validate:
     description:
       - Run C(kops validate cluster) after the other steps and fail when it does not pass.
       - With O(zones) and O(control_plane_zones) given, it also fails when the control-plane nodes do not sit in every
         control-plane zone, or when the workers sit in one zone while two or more were asked for (O(node_count)) over
-        several zones (the C(validation.topology) result).
+        several zones (the C(validation.placement) result).
     type: bool
     default: false
-  validate_timeout:
-    description: How long C(kops validate cluster --wait) may wait, a Go duration such as C(10m).
+  validation_timeout:
+    description:
+      - How long C(kops validate cluster --wait) may wait, a Go duration such as C(10m) (the name and unit of
+        M(kopsible.kops.rolling_update)'s O(kopsible.kops.rolling_update#module:validation_timeout), after kops'
+        C(--validation-timeout)).
+      - The old name C(validate_timeout) is deprecated and still accepted until 1.0.0.
     type: str
     default: 10m
+    aliases: [validate_timeout]
   export_kubeconfig:
     description:
       - Write cluster credentials to O(kubeconfig) with C(kops export kubecfg).
@@ -333,9 +338,12 @@ cluster:
     kubernetes_version: {description: Kubernetes version., type: str}
     dns_zone: {description: Hosted zone of the cluster records., type: str}
     zones: {description: Zones of the cluster subnets., type: list, elements: str}
-    control_plane_zones: {description: Zones of the etcd members (the control plane)., type: list, elements: str}
+    control_plane_groups: {description: "InstanceGroups of the main etcd cluster's members (the control plane).", type: list, elements: str}
     cloud_labels: {description: Cloud labels., type: dict}
-    topology: {description: "Subnet types (Public, Private, Utility).", type: list, elements: str}
+    topology: {description: "C(public) or C(private) (a Private or DualStack subnet), the meaning of O(topology).", type: str}
+    subnet_types: {description: "Types of the cluster's subnets (C(Public), C(Private), C(Utility), C(DualStack)).", type: list, elements: str}
+    network_cidr: {description: The network's CIDR (C(spec.networkCIDR))., type: str}
+    api_name: {description: "Public name of the Kubernetes API (C(spec.masterPublicName)).", type: str}
 spec:
   description:
     - The Cluster spec after the run, as kops stored it.
@@ -398,6 +406,20 @@ kubeconfig:
         - In check mode, the one in the file now (null for none).
       type: str
       sample: "2026-12-01T17:32:05Z"
+    note: {description: "C(not written in check mode) when the credential would be exported again.", type: str}
+state_store:
+  description: The state store URL the run used (O(state_store) or E(KOPS_STATE_STORE), without a trailing C(/)).
+  returned: always
+  type: str
+  sample: s3://kops-state
+terraform:
+  description: What C(kops update cluster --target terraform) wrote.
+  returned: when O(target=terraform) and O(apply=true)
+  type: dict
+  contains:
+    out: {description: The directory (O(out))., type: str}
+    changed: {description: Whether a file in it changed., type: bool}
+    files: {description: The files under O(out)., type: list, elements: str}
 written:
   description:
     - What a failed C(kops create cluster) left in the state store (C(cluster), C(instance_groups), C(ssh_public_keys)
@@ -413,11 +435,24 @@ msg:
   type: str
 validation:
   description:
-    - Result of C(kops validate cluster) (failures, nodes, ok, topology, problems, attempts).
+    - Result of C(kops validate cluster) (failures, nodes, ok, placement, problems, attempts).
     - Each failure is kops' own (C(type) Node, Pod, Machine, InstanceGroup..., C(name), C(message)), with the
       InstanceGroup it concerns as C(instance_group) (its name).
   returned: when validate=true
   type: dict
+  contains:
+    ok: {description: Whether the cluster validated (and its nodes span the expected zones)., type: bool}
+    failures: {description: "kops' failures (C(type), C(name), C(message), C(instance_group)).", type: list, elements: dict}
+    nodes: {description: The nodes kops saw., type: list, elements: dict}
+    problems: {description: The failures and placement problems as sentences., type: list, elements: str}
+    attempts: {description: Validation attempts kops printed., type: int}
+    placement:
+      description: Zones of the ready control-plane and worker nodes against O(zones) and O(control_plane_zones).
+      type: dict
+      contains:
+        control_plane_zones: {description: Zones of the ready control-plane nodes., type: list, elements: str}
+        node_zones: {description: Zones of the ready worker nodes., type: list, elements: str}
+        problems: {description: What is missing (e.g. control-plane nodes in fewer zones than asked)., type: list, elements: str}
 deleted_resources:
   description: The cloud resources kops deleted (or would delete in check mode), type, name, id.
   returned: when state=absent and the cluster existed
@@ -534,12 +569,21 @@ def argument_spec():
         target=dict(type="str", default="direct", choices=["direct", "terraform"]),
         out=dict(type="path"),
         validate=dict(type="bool", default=False),
-        validate_timeout=dict(type="str", default="10m"),
+        validation_timeout=dict(
+            type="str",
+            default="10m",
+            aliases=["validate_timeout"],
+            deprecated_aliases=[dict(name="validate_timeout", version="1.0.0", collection_name="kopsible.kops")],
+        ),
         export_kubeconfig=dict(type="bool", default=False),
         kubeconfig=dict(type="path"),
         admin=dict(type="str", default="18h"),
     )
     return spec
+
+
+# What the argument spec can say (Ansible's checks); kops_rules say the rest (check_params).
+ARGUMENT_CHECKS = dict(required_if=[("target", "terraform", ("out",))])
 
 
 def check_params(params, region):
@@ -560,7 +604,7 @@ def check_params(params, region):
     for field in ("node_size", "control_plane_size"):
         if params[field] is not None:
             kops_rules.machine_types(params[field], field)
-    kops_rules.duration_seconds(params["validate_timeout"], "validate_timeout")
+    kops_rules.duration_seconds(params["validation_timeout"], "validation_timeout")
     kops_rules.admin_lifetime(params["admin"])
     if params["ssh_public_key"] is not None:
         kops_rules.ssh_public_key(params["ssh_public_key"])
@@ -582,8 +626,6 @@ def check_params(params, region):
     if params["bastion"] and params["topology"] != "private":
         # cmd/kops/create_cluster.go: "bastion supports --topology='private' only"
         raise kops_rules.RuleError("bastion: a bastion needs topology: private (public subnets need none)")
-    if params["target"] == "terraform" and not params["out"]:
-        raise kops_rules.RuleError("out: a directory is required with target: terraform")
     return name
 
 
@@ -804,7 +846,7 @@ def ensure_present(module, ops, name, params, s3=None):
         )
         result["changed"] = result["changed"] or result["kubeconfig"]["changed"]
     if params["validate"] and not module.check_mode:
-        result["validation"] = ops.validate(name, params["validate_timeout"], params["control_plane_zones"], params["zones"], params["node_count"])
+        result["validation"] = ops.validate(name, params["validation_timeout"], params["control_plane_zones"], params["zones"], params["node_count"])
         if not result["validation"]["ok"]:
             module.fail_json(msg="kops validate cluster %s did not pass: %s" % (name, "; ".join(result["validation"]["problems"])), **result)
     result.setdefault("cluster", cluster_facts({"spec": result.get("spec") or {}}))
@@ -842,7 +884,7 @@ def ensure_absent(module, ops, name, params):
 
 
 def main():
-    module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
+    module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True, **ARGUMENT_CHECKS)
     params = dict(module.params)
     if "PRIVATE KEY" in (params["ssh_public_key"] or ""):
         module.no_log_values.add(params["ssh_public_key"])  # a private key given by mistake: never echo it

@@ -161,7 +161,7 @@ clusters:
         nodes: {description: The nodes kops saw., returned: success, type: list, elements: dict}
         problems: {description: The failures as sentences., returned: success, type: list, elements: str}
         attempts: {description: Validation attempts kops printed., returned: success, type: int}
-        topology: {description: Zones of the ready control-plane and worker nodes against the spec., returned: success, type: dict}
+        placement: {description: Zones of the ready control-plane and worker nodes against the spec., returned: success, type: dict}
 kops_invocations:
   description: The kops commands run (C(argv), C(rc), C(seconds)); empty unless O(validate=true).
   returned: always

@@ -69,58 +69,115 @@ options:
   instance_protection: {description: Protect new instances from scale-in., type: bool}
   instance_metadata:
     description:
-      - "IMDS settings: C(http_tokens) (C(required) for IMDSv2, or C(optional)) and C(http_put_response_hop_limit) (1-64)."
+      - IMDS settings.
       - Merged into the stored value; keys given are set, keys not given are kept,
         a key set to C(null) is removed.
     type: dict
+    suboptions:
+      http_tokens: {description: "C(required) for IMDSv2, or C(optional).", type: str}
+      http_put_response_hop_limit: {description: Hop limit of the metadata PUT response (1-64)., type: int}
   detailed_instance_monitoring: {description: CloudWatch detailed monitoring., type: bool}
   external_load_balancers:
-    description: "Up to 10 load balancers to attach, each with C(load_balancer_name) (classic ELB) or C(target_group_arn)."
+    description:
+      - Load balancers to attach, each with one of C(load_balancer_name) or C(target_group_arn); at most 10 classic ones.
+      - A list; it replaces the stored list.
     type: list
     elements: dict
+    suboptions:
+      load_balancer_name: {description: "Name of a classic ELB (at most 32 characters).", type: str}
+      target_group_arn: {description: "ARN of a target group (C(arn:PARTITION:elasticloadbalancing:REGION:ACCOUNT:targetgroup/NAME/ID)).", type: str}
   additional_user_data:
     description:
-      - "Extra cloud-init parts, each with C(name), C(type) (e.g. C(text/x-shellscript)) and C(content)."
+      - Extra cloud-init parts.
       - A list; it replaces the stored list. The rendered user data (kops' nodeup script plus these parts) must fit
         EC2's 16,384 bytes; it is measured before anything is written (RV(user_data_bytes)).
         O(compress_user_data) does not compress these parts.
     type: list
     elements: dict
+    suboptions:
+      name: {description: File name of the part (not empty)., type: str, required: true}
+      type:
+        description: MIME type of the part.
+        type: str
+        required: true
+        choices: [text/x-include-once-url, text/x-include-url, text/cloud-config-archive, text/upstart-job, text/cloud-config, text/part-handler,
+                  text/x-shellscript, text/cloud-boothook]
+      content: {description: The part's text (not empty)., type: str, required: true}
   compress_user_data: {description: "Compress kops' own kube_env inside the nodeup script (gzip, base64); additional parts are not compressed.", type: bool}
   packages: {description: Extra OS packages to install., type: list, elements: str}
   sysctl_parameters: {description: "Kernel parameters, C(name=value).", type: list, elements: str}
   mixed_instances_policy:
     description:
-      - "Spot/mixed instances: C(instances) (list of types), C(instance_requirements) (C(cpu)/C(memory) with C(min)/C(max),
-        C(excluded_instance_types)), C(on_demand_allocation_strategy), C(on_demand_base), C(on_demand_above_base) (0-100),
-        C(spot_allocation_strategy) (lowest-price, diversified, capacity-optimized, capacity-optimized-prioritized,
-        price-capacity-optimized), C(spot_instance_pools)."
+      - Spot/mixed instances.
       - Merged into the stored value; keys given are set, keys not given are kept,
         a key set to C(null) is removed. C(instances) is a list and replaces the stored list.
     type: dict
+    suboptions:
+      instances: {description: Instance types to mix., type: list, elements: str}
+      instance_requirements:
+        description: Attribute-based instance type selection.
+        type: dict
+        suboptions:
+          cpu:
+            description: vCPU range.
+            type: dict
+            suboptions:
+              min: {description: "Lowest number of vCPUs (a Kubernetes quantity, e.g. C(2)).", type: raw}
+              max: {description: Highest number of vCPUs., type: raw}
+          memory:
+            description: Memory range.
+            type: dict
+            suboptions:
+              min: {description: "Least memory (a Kubernetes quantity, e.g. C(4Gi)).", type: raw}
+              max: {description: Most memory., type: raw}
+          excluded_instance_types: {description: Instance types never to use., type: list, elements: str}
+      on_demand_allocation_strategy: {description: "How on-demand capacity is filled (e.g. C(prioritized)).", type: str}
+      on_demand_base: {description: "On-demand instances before any spot (0 or more, at most the group's max size).", type: int}
+      on_demand_above_base: {description: Percentage of on-demand instances above the base (0-100)., type: int}
+      spot_allocation_strategy:
+        description: "C(lowest-price), C(diversified), C(capacity-optimized), C(capacity-optimized-prioritized) or C(price-capacity-optimized)."
+        type: str
+      spot_instance_pools: {description: Spot pools to spread over (0 or more)., type: int}
   capacity_rebalance: {description: Capacity rebalancing for spot instances., type: bool}
   warm_pool:
     description:
-      - "Warm pool (Node/APIServer groups, not with O(max_price)): C(min_size), C(max_size), C(enable_lifecycle_hook),
-        C(lifecycle_hook_timeout), C(additional_images). C(max_size: 0) turns it off."
+      - "Warm pool (Node/APIServer groups, not with O(max_price)). C(max_size: 0) turns it off."
       - Merged into the stored value; keys given are set, keys not given are kept,
         a key set to C(null) is removed.
     type: dict
+    suboptions:
+      min_size: {description: Instances kept in the pool (0 or more)., type: int}
+      max_size: {description: "Most instances in the pool and group together (at least C(min_size)); 0 turns the pool off.", type: int}
+      enable_lifecycle_hook: {description: Add a lifecycle hook so that nodeup finishes before an instance enters the pool., type: bool}
+      lifecycle_hook_timeout: {description: Seconds the lifecycle hook waits., type: int}
+      additional_images: {description: Extra container images to pull while warming., type: list, elements: str}
   max_instance_lifetime: {description: "Replace instances older than this, a duration of at least C(24h) (or C(0) for never).", type: str}
   root_volume:
     description:
-      - "Root volume: C(size) (GB), C(type) (standard, gp3, gp2, io1, io2), C(iops), C(throughput), C(encryption),
-        C(encryption_key), C(delete_on_termination), C(optimization); 0 for a number means kops' default."
+      - "Root volume; 0 for a number means kops' default."
       - Merged into the stored value; keys given are set, keys not given are kept,
         a key set to C(null) is removed.
     type: dict
+    suboptions:
+      size: {description: Size in GB., type: int}
+      type: {description: "C(standard), C(gp3), C(gp2), C(io1) or C(io2).", type: str}
+      iops: {description: Provisioned IOPS., type: int}
+      throughput: {description: Throughput in MiB/s (gp3)., type: int}
+      encryption: {description: Encrypt the volume., type: bool}
+      encryption_key: {description: KMS key of the encryption., type: str}
+      delete_on_termination: {description: Delete the volume with the instance., type: bool}
+      optimization: {description: EBS-optimized instances., type: bool}
   max_price: {description: Maximum spot price., type: str}
   rolling_update:
     description:
-      - "Rolling update settings: C(max_surge), C(max_unavailable), C(drain_and_terminate)."
+      - Rolling update settings of the group.
       - Merged into the stored value; keys given are set, keys not given are kept,
         a key set to C(null) is removed.
     type: dict
+    suboptions:
+      max_surge: {description: "Extra instances during the update, a count or a percentage (C(20%)).", type: raw}
+      max_unavailable: {description: "Instances that may be unavailable during the update, a count or a percentage.", type: raw}
+      drain_and_terminate: {description: Drain and terminate the instances (false only cordons)., type: bool}
   spec:
     description:
       - Any other InstanceGroup spec fields (v1alpha2 names).
@@ -177,6 +234,14 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+cluster:
+  description: The normalised cluster name.
+  returned: always
+  type: str
+name:
+  description: The InstanceGroup's name.
+  returned: always
+  type: str
 instance_group:
   description: The group after the run (name, role, min/max size, machine type, zones or subnets).
   returned: when state=present
@@ -245,6 +310,16 @@ from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import 
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 
+def _options(**fields):
+    """Suboptions of a dict option that patches the stored value: no defaults and nothing required, so that a key
+    not given keeps the stored one (KopsModule drops the ``None`` the argument spec fills in for it) and ``null``
+    removes it; enumerations are kops rules (kops_ig), since ``null`` must stay allowed."""
+    return dict((name, dict(type=kind) if isinstance(kind, str) else kind) for name, kind in fields.items())
+
+
+MIN_MAX = dict(type="dict", options=_options(min="raw", max="raw"))  # resource.Quantity, e.g. 2 or "4Gi"
+
+
 def argument_spec():
     spec = kops_argument_spec()
     spec.update(
@@ -265,20 +340,70 @@ def argument_spec():
         cloud_labels=dict(type="dict"),
         suspend_processes=dict(type="list", elements="str"),
         instance_protection=dict(type="bool"),
-        instance_metadata=dict(type="dict"),
+        instance_metadata=dict(type="dict", options=_options(http_tokens=dict(type="str", no_log=False), http_put_response_hop_limit="int")),
         detailed_instance_monitoring=dict(type="bool"),
-        external_load_balancers=dict(type="list", elements="dict"),
-        additional_user_data=dict(type="list", elements="dict"),
+        external_load_balancers=dict(
+            type="list",
+            elements="dict",
+            options=_options(load_balancer_name="str", target_group_arn="str"),
+            # instancegroup.go validateExternalLoadBalancer: Forbidden when both are set
+            mutually_exclusive=[("load_balancer_name", "target_group_arn")],
+        ),
+        additional_user_data=dict(
+            type="list",
+            elements="dict",
+            # a list replaces the stored one, so its items are whole: instancegroup.go validateExtraUserData
+            options=dict(
+                name=dict(type="str", required=True),
+                type=dict(type="str", required=True, choices=list(kops_ig.USER_DATA_TYPES)),
+                content=dict(type="str", required=True),
+            ),
+        ),
         compress_user_data=dict(type="bool"),
         packages=dict(type="list", elements="str"),
         sysctl_parameters=dict(type="list", elements="str"),
-        mixed_instances_policy=dict(type="dict"),
+        mixed_instances_policy=dict(
+            type="dict",
+            options=_options(
+                instances=dict(type="list", elements="str"),
+                instance_requirements=dict(
+                    type="dict", options=_options(cpu=MIN_MAX, memory=MIN_MAX, excluded_instance_types=dict(type="list", elements="str"))
+                ),
+                on_demand_allocation_strategy="str",
+                on_demand_base="int",
+                on_demand_above_base="int",
+                spot_allocation_strategy="str",
+                spot_instance_pools="int",
+            ),
+        ),
         capacity_rebalance=dict(type="bool"),
-        warm_pool=dict(type="dict"),
+        warm_pool=dict(
+            type="dict",
+            options=_options(
+                min_size="int",
+                max_size="int",
+                enable_lifecycle_hook="bool",
+                lifecycle_hook_timeout="int",
+                additional_images=dict(type="list", elements="str"),
+            ),
+        ),
         max_instance_lifetime=dict(type="str"),
-        root_volume=dict(type="dict"),
+        root_volume=dict(
+            type="dict",
+            options=_options(
+                size="int",
+                type="str",
+                iops="int",
+                throughput="int",
+                encryption="bool",
+                encryption_key=dict(type="str", no_log=False),  # a KMS key id or ARN, not a secret
+                delete_on_termination="bool",
+                optimization="bool",
+            ),
+        ),
         max_price=dict(type="str"),
-        rolling_update=dict(type="dict"),
+        # IntOrString (a count or a percentage such as "20%")
+        rolling_update=dict(type="dict", options=_options(max_surge="raw", max_unavailable="raw", drain_and_terminate="bool")),
         spec=dict(type="dict"),
     )
     return spec
@@ -358,8 +483,8 @@ def ensure(module, ops, params):
         module.fail_json(msg="role: required to create InstanceGroup %s (ControlPlane, Node, Bastion or APIServer)" % params["name"])
     if stored_role and role != stored_role:
         module.fail_json(msg="role: %s is a %s InstanceGroup; the role of an existing group cannot change to %s" % (params["name"], stored_role, role))
-    manifest, result["changes"] = desired_group(params, cluster_name, current, role)
     try:  # the rules judge what would be stored: given fields merged into the stored ones
+        manifest, result["changes"] = desired_group(params, cluster_name, current, role)  # durations parse here
         merged = kops_ig.merged_params(params, manifest.get("spec"))
         kops_ig.check_sizes(role, merged["min_size"], merged["max_size"])  # the stored role's rules too
         kops_ig.check_fields(merged, role, [s.get("name") for s in cluster["spec"].get("subnets") or []])
@@ -397,16 +522,11 @@ def ensure_and_apply(module, ops, params, guard):
 def main():
     module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = dict(module.params)
-    try:
+    try:  # the names kops is called with; every other rule runs once, on the merged spec (ensure)
         check_name(params)
         kops_rules.cluster_name(params["cluster"], "cluster")
-        kops_ig.check_fields(params, kops_ig.check_role(params["role"]) if params["role"] else None)
         if params["role"]:
-            role = kops_ig.check_role(params["role"])
-            kops_ig.check_sizes(role, params["min_size"], params["max_size"])
-        else:
-            kops_ig.check_sizes(None, params["min_size"], params["max_size"])
-        kops_ig.overrides(params)  # unknown keys in dict options
+            kops_ig.check_role(params["role"])
     except kops_rules.RuleError as exc:
         module.fail_json(msg=str(exc))
     state_store = state_store_of(module)

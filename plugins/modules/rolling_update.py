@@ -89,6 +89,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+cluster:
+  description: The normalised cluster name.
+  returned: always
+  type: str
 groups_before:
   description: Per instance group, kops' status before the run (name, status, need_update, ready, min, target, max).
   returned: always

@@ -169,6 +169,10 @@ name_servers:
   type: list
   elements: str
   sample: [ns-2048.awsdns-64.com, ns-2049.awsdns-65.net]
+private:
+  description: Whether the subdomain's hosted zone is private (as found, or as created).
+  returned: when O(state=present)
+  type: bool
 parent_zone_id:
   description: Id of the parent hosted zone that holds the delegation.
   returned: when a parent zone was found
@@ -194,8 +198,15 @@ verification:
   description: Details of the DNS verification (answers per server, problems, attempts, seconds).
   returned: when O(verify_dns=true)
   type: dict
+change_ids:
+  description: Route53 change ids submitted by this run (C(/change/...)); RV(change_ids) is waited for when O(wait=true).
+  returned: always
+  type: list
+  elements: str
 changes:
-  description: Route53 change ids submitted by this run.
+  description:
+    - Deprecated, the same as RV(change_ids); removed in 1.0.0. (In the kops modules C(changes) means the spec changes, so
+      this module names its Route53 change ids C(change_ids).)
   returned: always
   type: list
   elements: str
@@ -389,7 +400,7 @@ def ensure_present(module, client, params):
     zones = route53.list_zones(client)
     parent = find_parent(module, zones, params)
     child = find_child(module, zones, params)
-    result = dict(changed=False, name=params["name"], changes=[], verified=None)
+    result = dict(changed=False, name=params["name"], change_ids=[], verified=None)
     if parent:
         result.update(parent_zone_id=parent["id"], parent_zone=parent["name"])
     change_ids = []
@@ -423,7 +434,7 @@ def ensure_present(module, client, params):
                 module.wrote("NS record %s in hosted zone %s (%s)" % (params["name"], parent["name"], parent["id"]))
     result["delegation"] = after
     result["diff"] = {"before": {"zone_id": zone_before, "delegation": before}, "after": {"zone_id": child["id"] or "(new zone)", "delegation": after}}
-    result["changes"] = change_ids
+    result["change_ids"] = change_ids
     if params["wait"] and change_ids:
         try:
             route53.wait_insync(client, change_ids, params["wait_timeout"])
@@ -449,7 +460,7 @@ def ensure_absent(module, client, params):
     zones = route53.list_zones(client)
     parent = find_parent(module, zones, params)
     child = find_child(module, zones, params)
-    result = dict(changed=False, name=params["name"], zone_id="", name_servers=[], delegation={}, changes=[], verified=None, deleted_records=[])
+    result = dict(changed=False, name=params["name"], zone_id="", name_servers=[], delegation={}, change_ids=[], verified=None, deleted_records=[])
     if parent:
         result.update(parent_zone_id=parent["id"], parent_zone=parent["name"])
     record = route53.get_record(client, parent["id"], params["name"], "NS") if parent and not params["private"] else None
@@ -475,7 +486,7 @@ def ensure_absent(module, client, params):
         return result
 
     if record:
-        result["changes"].append(
+        result["change_ids"].append(
             route53.change_records(
                 client, parent["id"], [{"Action": "DELETE", "ResourceRecordSet": record}], "kopsible: remove delegation of %s" % params["name"]
             )
@@ -484,19 +495,19 @@ def ensure_absent(module, client, params):
     if child:
         doomed = [r for r in records if not (route53.normalize_value(r["Name"]) == child["name"] and r["Type"] in route53.APEX_TYPES)]
         if doomed:
-            result["changes"].append(
+            result["change_ids"].append(
                 route53.change_records(
                     client, child["id"], [{"Action": "DELETE", "ResourceRecordSet": r} for r in doomed], "kopsible: force delete of %s" % params["name"]
                 )
             )
             module.wrote("%d records deleted from hosted zone %s (%s)" % (len(doomed), child["name"], child["id"]))
         response = client.delete_hosted_zone(aws_retry=True, Id=child["id"])
-        result["changes"].append(response["ChangeInfo"]["Id"])
+        result["change_ids"].append(response["ChangeInfo"]["Id"])
         module.wrote("hosted zone %s (%s) deleted" % (child["name"], child["id"]))
         result["deleted_records"] = leftovers
     if params["wait"]:
         try:
-            route53.wait_insync(client, result["changes"], params["wait_timeout"])
+            route53.wait_insync(client, result["change_ids"], params["wait_timeout"])
         except TimeoutError as exc:
             module.fail_json(msg=str(exc), **result)
     return result
@@ -523,6 +534,7 @@ def main():
             result = ensure_absent(module, client, params)
     except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
         module.fail_json_aws(exc, msg="Route53 call failed while managing %s" % params["name"])
+    result["changes"] = result["change_ids"]  # deprecated name (RETURN): removed in 1.0.0
     module.exit_json(**result)
 
 

@@ -55,7 +55,7 @@ class Guide:
             cluster_ssh_public_key=ssh_public_key,
             cluster_image=UBUNTU_AMI,
             cluster_channel="file://%s" % channel,
-            devops23_validate_timeout="5m",
+            devops23_validation_timeout="5m",
             devops23_roll=FAST_ROLL,
             devops23_kubeconfig=self.kubeconfig,
             devops23_credentials_file=self.credentials,

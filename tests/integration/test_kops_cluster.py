@@ -227,7 +227,7 @@ BAD_INPUTS = [
     ({"kubernetes_version": "1.30.14"}, "kubernetes_version: 1.30.14 is older than 1.31.0"),
     ({"dns_zone": "other.example.org"}, "dns_zone: other.example.org does not enclose"),
     ({"network_cidr": "172.20.0.0/33"}, "network_cidr:"),
-    ({"target": "terraform"}, "out: a directory is required"),
+    ({"target": "terraform"}, "target is terraform but all of the following are missing: out"),
     ({"state_store": "kopsible-state"}, "state_store: 'kopsible-state' must be an s3://"),
     # issue 16 item 4: kops and the lock would use different keys
     ({"state_store": "s3://kopsible-state/team//prod"}, "state_store: 's3://kopsible-state/team//prod' has an empty path segment"),
@@ -302,7 +302,7 @@ def test_terraform_target_kubeconfig_export_and_validation_without_api(kops_worl
     run = kplay(
         [
             cluster_task("export", name=CLUSTER, export_kubeconfig=True, kubeconfig=str(kubeconfig)),
-            cluster_task("validate", name=CLUSTER, validate=True, validate_timeout="5s"),
+            cluster_task("validate", name=CLUSTER, validate=True, validation_timeout="5s"),
         ]
     )
     export = run.result("export")

@@ -164,9 +164,13 @@ BAD_INPUTS = [
     ({"name": "Bad_Name", "role": "Node"}, "name: 'Bad_Name'"),
     ({"name": "cp", "role": "Master", "min_size": 2, "max_size": 2}, "min_size: 2; a ControlPlane InstanceGroup has at most 1"),
     ({"name": NODES, "max_instance_lifetime": "12h"}, "max_instance_lifetime: 12h is under 24h"),
+    ({"name": NODES, "max_instance_lifetime": "1 day"}, "max_instance_lifetime: '1 day' is not a duration"),
     ({"name": NODES, "instance_metadata": {"http_tokens": "always"}}, "instance_metadata.http_tokens"),
     ({"name": NODES, "instance_metadata": {"http_put_response_hop_limit": 0}}, "http_put_response_hop_limit"),
-    ({"name": NODES, "instance_metadata": {"tokens": "required"}}, "instance_metadata: unknown key 'tokens'"),
+    (
+        {"name": NODES, "instance_metadata": {"tokens": "required"}},
+        "Unsupported parameters for (kopsible.kops.kops_instancegroup) module: instance_metadata.tokens",
+    ),
     ({"name": NODES, "mixed_instances_policy": {"on_demand_above_base": 101}}, "on_demand_above_base: 101 must be between 0 and 100"),
     ({"name": NODES, "mixed_instances_policy": {"spot_allocation_strategy": "cheapest"}}, "spot_allocation_strategy: 'cheapest'"),
     ({"name": NODES, "warm_pool": {"min_size": 2, "max_size": 1}}, "warm_pool.max_size: 1 cannot be lower than min_size 2"),
@@ -198,14 +202,24 @@ BAD_INPUTS = [
     ({"name": NODES, "node_labels": {"team": "v" * 64}}, "node_labels: 'team'="),
     ({"name": NODES, "node_labels": {"a.example.com/b/c": "x"}}, "at most one '/'"),
     ({"name": NODES, "taints": ["a=b:NoSchedule", "a=b:NoSchedule"]}, "taints[1]: 'a=b:NoSchedule' is listed twice"),
-    ({"name": NODES, "additional_user_data": [{"name": "a.sh", "content": "x"}]}, "additional_user_data[0].type: None"),
+    ({"name": NODES, "additional_user_data": [{"name": "a.sh", "content": "x"}]}, "missing required arguments: type found in additional_user_data"),
     ({"name": NODES, "cloud_labels": {"Name": "x"}}, "cloud_labels: 'Name' is a label kops reserves"),
     ({"name": "new-group", "min_size": 1}, "role: required to create InstanceGroup new-group"),
     ({"name": NODES, "role": "Bastion"}, "the role of an existing group cannot change"),
-    # found by a breaker session: wrong types inside dict options used to crash with a TypeError
-    ({"name": NODES, "warm_pool": {"min_size": "x"}}, "warm_pool.min_size: 'x' must be a whole number"),
-    ({"name": NODES, "root_volume": {"size": "x"}}, "root_volume.size: 'x' must be a whole number"),
-    ({"name": NODES, "external_load_balancers": [{"target_group_arn": 123}]}, "must be a string"),
+    # found by a breaker session: wrong types inside dict options used to crash with a TypeError; the suboptions of
+    # the argument spec refuse them now (an int for a str converts, as for every str option, and meets the ARN rule)
+    ({"name": NODES, "warm_pool": {"min_size": "x"}}, "argument 'min_size' is of type str found in 'warm_pool'"),
+    ({"name": NODES, "root_volume": {"size": "x"}}, "argument 'size' is of type str found in 'root_volume'"),
+    ({"name": NODES, "instance_metadata": {"http_put_response_hop_limit": True}}, "http_put_response_hop_limit: True must be a whole number"),
+    ({"name": NODES, "external_load_balancers": [{"target_group_arn": 123}]}, "external_load_balancers[0].target_group_arn: '123' is not a target group ARN"),
+    (
+        {
+            "name": NODES,
+            "external_load_balancers": [{"load_balancer_name": "a", "target_group_arn": "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/t/1"}],
+        },
+        "parameters are mutually exclusive: load_balancer_name|target_group_arn found in external_load_balancers",
+    ),
+    ({"name": NODES, "mixed_instances_policy": {"instances": {"m5": "large"}}}, "argument 'instances' is of type dict found in 'mixed_instances_policy'"),
     ({"name": NODES, "cluster": "single"}, "cluster: a cluster name must be a fully qualified"),
     ({"name": NODES, "state_store": "s3://"}, "state_store: 's3://' must be an s3://BUCKET"),
 ]

@@ -54,7 +54,7 @@ def running_instances(world):
 
 
 def validate(world, timeout="0s", **extra):
-    task = {"name": "v", "kopsible.kops.kops_cluster": dict(VALIDATE, validate_timeout=timeout, **extra), "ignore_errors": True}
+    task = {"name": "v", "kopsible.kops.kops_cluster": dict(VALIDATE, validation_timeout=timeout, **extra), "ignore_errors": True}
     return world.play([task]).result("v")
 
 
@@ -128,7 +128,7 @@ def test_validate_passes_on_fresh_ha_cluster(live):
     assert sorted(n["role"] for n in nodes) == ["control-plane"] * 3 + ["node"] * 2
     assert all(n["status"] == "True" for n in nodes)
     assert sorted(n["zone"] for n in nodes if n["role"] == "control-plane") == ["us-east-1a", "us-east-1b", "us-east-1c"]
-    assert validation["topology"]["problems"] == []
+    assert validation["placement"]["problems"] == []
 
 
 def test_exported_kubeconfig_lists_running_instances_as_ready_nodes(live, tmp_path):
@@ -318,7 +318,7 @@ def test_validate_passes_on_gossip_cluster(live):
         info = live.kube.wait_cluster(name, timeout=120, nodes=2)
         assert info["lb_names"], info
         result = live.play(
-            [{"name": "v", "kopsible.kops.kops_cluster": {"name": name, "validate": True, "validate_timeout": "3m"}, "ignore_errors": True}]
+            [{"name": "v", "kopsible.kops.kops_cluster": {"name": name, "validate": True, "validation_timeout": "3m"}, "ignore_errors": True}]
         ).result("v")
         assert not result.get("failed"), result.get("msg")
         assert result["validation"]["ok"] is True

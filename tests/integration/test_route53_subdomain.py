@@ -293,9 +293,10 @@ def test_wait_polls_until_changes_are_insync(pending_route53, play):
     start = time.monotonic()
     result = play([task(parent_zone="example.org")]).result("sub")
     assert not result.get("failed"), result.get("msg")
-    assert len(result["changes"]) == 2  # the zone's creation and the delegation's UPSERT
+    assert len(result["change_ids"]) == 2  # the zone's creation and the delegation's UPSERT
+    assert result["changes"] == result["change_ids"]  # the deprecated name, kept until 1.0.0
     # every change the module waited for is INSYNC now; the module did not return before the 15 s had passed
-    assert [r53.get_change(Id=c)["ChangeInfo"]["Status"] for c in result["changes"]] == ["INSYNC", "INSYNC"]
+    assert [r53.get_change(Id=c)["ChangeInfo"]["Status"] for c in result["change_ids"]] == ["INSYNC", "INSYNC"]
     assert time.monotonic() - start >= 15
 
     short = play([task(state="absent", wait_timeout=1)]).result("sub")
@@ -304,7 +305,7 @@ def test_wait_polls_until_changes_are_insync(pending_route53, play):
 
     again = play([task(parent_zone="example.org", wait=False)]).result("sub")
     assert not again.get("failed"), again.get("msg")
-    assert [r53.get_change(Id=c)["ChangeInfo"]["Status"] for c in again["changes"]] == ["PENDING", "PENDING"]
+    assert [r53.get_change(Id=c)["ChangeInfo"]["Status"] for c in again["change_ids"]] == ["PENDING", "PENDING"]
 
 
 def group_play(tmp_path, emulator, allowed):

@@ -499,7 +499,7 @@ def test_validate_without_object_raises(stdout):
 
 
 # --------------------------------------------------------------------------------------------
-# check_topology
+# check_placement
 # --------------------------------------------------------------------------------------------
 
 ZONES = ["us-east-1a", "us-east-1b", "us-east-1c"]
@@ -511,49 +511,49 @@ def node(name, zone, role):
 
 def test_topology_ha_ok():
     nodes = [node("cp-%s" % z, z, "control-plane") for z in ZONES] + [node("n-%s" % z, z, "node") for z in ZONES]
-    assert kops_output.check_topology(nodes, ZONES, ZONES) == {"control_plane_zones": ZONES, "node_zones": ZONES, "problems": []}
+    assert kops_output.check_placement(nodes, ZONES, ZONES) == {"control_plane_zones": ZONES, "node_zones": ZONES, "problems": []}
 
 
 def test_topology_control_plane_in_one_zone_of_three():
     nodes = [node("cp-%d" % i, "us-east-1a", "control-plane") for i in range(3)] + [node("n-%s" % z, z, "node") for z in ZONES]
-    result = kops_output.check_topology(nodes, ZONES, ZONES)
+    result = kops_output.check_placement(nodes, ZONES, ZONES)
     assert result["control_plane_zones"] == ["us-east-1a"]
     assert result["problems"] == ["control-plane nodes run in 1 zone(s) (us-east-1a), expected 3 (us-east-1a, us-east-1b, us-east-1c)"]
 
 
 def test_topology_no_control_plane_nodes():
-    result = kops_output.check_topology([node("n-a", "us-east-1a", "node"), node("n-b", "us-east-1b", "node")], ZONES, ZONES)
+    result = kops_output.check_placement([node("n-a", "us-east-1a", "node"), node("n-b", "us-east-1b", "node")], ZONES, ZONES)
     assert result["problems"] == ["control-plane nodes run in 0 zone(s) (none), expected 3 (us-east-1a, us-east-1b, us-east-1c)"]
 
 
 def test_topology_workers_in_one_zone_of_three():
     nodes = [node("cp-%s" % z, z, "control-plane") for z in ZONES] + [node("n-%d" % i, "us-east-1b", "node") for i in range(3)]
-    result = kops_output.check_topology(nodes, ZONES, ZONES)
+    result = kops_output.check_placement(nodes, ZONES, ZONES)
     assert result["node_zones"] == ["us-east-1b"]
     assert result["problems"] == ["worker nodes run in 1 zone(s) (us-east-1b); expected at least 2 of us-east-1a, us-east-1b, us-east-1c"]
 
 
 def test_topology_workers_in_two_zones_of_three_is_enough():
     nodes = [node("cp-%s" % z, z, "control-plane") for z in ZONES] + [node("n-a", "us-east-1a", "node"), node("n-b", "us-east-1b", "node")]
-    assert kops_output.check_topology(nodes, ZONES, ZONES)["problems"] == []
+    assert kops_output.check_placement(nodes, ZONES, ZONES)["problems"] == []
 
 
 def test_topology_one_worker_asked_for_needs_one_zone():
     """Guide 001: --node-count 1 over three zones; kops puts the one node in the first zone's group."""
     nodes = [node("cp-%s" % z, z, "control-plane") for z in ZONES] + [node("n-a", "us-east-1a", "node")]
-    assert kops_output.check_topology(nodes, ZONES, ZONES, node_count=1)["problems"] == []
+    assert kops_output.check_placement(nodes, ZONES, ZONES, node_count=1)["problems"] == []
     two = nodes + [node("n-a2", "us-east-1a", "node")]
-    assert kops_output.check_topology(two, ZONES, ZONES, node_count=2)["problems"] == [
+    assert kops_output.check_placement(two, ZONES, ZONES, node_count=2)["problems"] == [
         "worker nodes run in 1 zone(s) (us-east-1a); expected at least 2 of us-east-1a, us-east-1b, us-east-1c"
     ]
 
 
 def test_topology_single_zone_cluster():
     nodes = [node("cp", "us-east-1a", "control-plane"), node("n-1", "us-east-1a", "node"), node("n-2", "us-east-1a", "node")]
-    result = kops_output.check_topology(nodes, ["us-east-1a"], ["us-east-1a"])
+    result = kops_output.check_placement(nodes, ["us-east-1a"], ["us-east-1a"])
     assert result == {"control_plane_zones": ["us-east-1a"], "node_zones": ["us-east-1a"], "problems": []}
     # Without control_plane_zones only the workers are checked.
-    assert kops_output.check_topology(nodes, [], ["us-east-1a"])["problems"] == []
+    assert kops_output.check_placement(nodes, [], ["us-east-1a"])["problems"] == []
 
 
 def test_topology_role_spellings():
@@ -564,7 +564,7 @@ def test_topology_role_spellings():
         node("n2", "us-east-1b", "node"),
         node("api", "us-east-1c", "apiserver"),
     ]
-    result = kops_output.check_topology(nodes, ["us-east-1a", "us-east-1b"], ZONES)
+    result = kops_output.check_placement(nodes, ["us-east-1a", "us-east-1b"], ZONES)
     assert result == {"control_plane_zones": ["us-east-1a", "us-east-1b"], "node_zones": ["us-east-1a", "us-east-1b"], "problems": []}
 
 

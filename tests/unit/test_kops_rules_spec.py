@@ -540,7 +540,8 @@ def test_cluster_facts_from_real_cluster():
         "zones": ["us-east-1a", "us-east-1b", "us-east-1c"],
         "control_plane_groups": ["control-plane-us-east-1a", "control-plane-us-east-1b", "control-plane-us-east-1c"],
         "cloud_labels": {},
-        "topology": ["Public"],
+        "topology": "public",
+        "subnet_types": ["Public"],
         "network_cidr": "172.20.0.0/16",
         "api_name": "api." + CLUSTER,
     }
@@ -553,13 +554,14 @@ def test_cluster_facts_empty():
         "zones": [],
         "control_plane_groups": [],
         "cloud_labels": {},
-        "topology": [],
+        "topology": None,
+        "subnet_types": [],
         "network_cidr": None,
         "api_name": None,
     }
     subnets = [{"name": "p-a", "zone": "us-east-1a", "type": "Private"}, {"name": "u-a", "zone": "us-east-1a", "type": "Utility"}]
     facts = cluster_facts({"spec": {"cloudLabels": {"team": "a"}, "subnets": subnets}})
-    assert facts["zones"] == ["us-east-1a"] and facts["topology"] == ["Private", "Utility"]
+    assert facts["zones"] == ["us-east-1a"] and facts["subnet_types"] == ["Private", "Utility"] and facts["topology"] == "private"
     assert facts["cloud_labels"] == {"team": "a"}
 
 

@@ -279,7 +279,7 @@ def kops_cluster_categories(known):
             ),
             st.builds(
                 lambda f, v: Case({f: v, "validate": True, "export_kubeconfig": True}, (f,), "bad duration"),
-                st.sampled_from(["validate_timeout", "admin"]),
+                st.sampled_from(["validation_timeout", "admin"]),
                 st.sampled_from(["10 minutes", "ten", "-5m", "10", "1d", "m"]),
             ),
             st.text(LOWER, min_size=3, max_size=12)
@@ -371,7 +371,8 @@ def kops_instancegroup_categories(known):
                 st.integers(-100, -1).map(lambda n: {"spot_instance_pools": n}),
                 st.integers(-100, -1).map(lambda n: {"on_demand_base": n}),
                 st.text(LOWER + "_", min_size=1, max_size=10).filter(lambda k: k not in ("instances", "on_demand_base")).map(lambda k: {k + "_x": 1}),
-                st.sampled_from(["m5.large", 5]).map(lambda v: {"instances": v}),
+                # not a list: a dict (a str or number becomes a one-item list, as for every list option of Ansible)
+                st.sampled_from([{"m5": "large"}, 5]).map(lambda v: {"instances": v}),
                 st.sampled_from(["m5large", "M5.LARGE", ""]).map(lambda v: {"instances": ["m5.large", v]}),
             ).map(lambda m: Case({"mixed_instances_policy": m}, ("mixed_instances_policy",), "bad mixed_instances_policy")),
             st.one_of(
@@ -515,8 +516,8 @@ REGRESSIONS = {
         Case({"cloud": "0"}, ("cloud",), "regression: unknown cloud reached kops create"),
         Case({"node_size": "t3medium"}, ("node_size",), "regression: bad instance type reached kops create"),
         Case(
-            {"validate_timeout": "10 minutes", "validate": True, "export_kubeconfig": True},
-            ("validate_timeout",),
+            {"validation_timeout": "10 minutes", "validate": True, "export_kubeconfig": True},
+            ("validation_timeout",),
             "regression: bad duration after the cluster was created",
         ),
         Case({"spec": {"aaa": "x"}}, ("spec",), "regression: unknown spec field created the cluster"),
@@ -540,7 +541,7 @@ REGRESSIONS = {
         Case({"zones": ["us-east-1"]}, ("zones",), "regression: malformed zone"),
         Case({"machine_type": "t3medium"}, ("machine_type",), "regression: malformed machine_type"),
         Case({"spec": {"minSise": 1}}, ("spec",), "regression: unknown spec field"),
-        Case({"mixed_instances_policy": {"instances": "m5.large"}}, ("mixed_instances_policy",), "regression: instances not a list"),
+        Case({"mixed_instances_policy": {"instances": {"m5": "large"}}}, ("mixed_instances_policy",), "regression: instances not a list"),
     ],
     "rolling_update": [
         Case({"validation_timeout": "15 minutes"}, ("validation_timeout",), "regression: duration reached kops"),

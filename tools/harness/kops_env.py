@@ -134,7 +134,7 @@ def lifecycle_overrides(dns, ssh_public_key, kubeconfig=None):
     if kubeconfig:
         overrides.update(
             cluster_validate=True,
-            cluster_validate_timeout="5m",
+            cluster_validation_timeout="5m",
             cluster_export_kubeconfig=True,
             cluster_kubeconfig=kubeconfig,
             lifecycle_workload=True,
@@ -143,7 +143,7 @@ def lifecycle_overrides(dns, ssh_public_key, kubeconfig=None):
             upgrade_kubeconfig=kubeconfig,
             upgrade_validate_count="1",
             upgrade_drain_timeout="5m",
-            upgrade_validate_timeout="10m",
+            upgrade_validation_timeout="10m",
             upgrade_control_plane_interval="4s",
             upgrade_node_interval="4s",
             upgrade_bastion_interval="4s",

@@ -9,27 +9,35 @@ import tempfile
 import yaml
 
 from .emulator import ROOT
+from .return_doc import result_problems
 
 
 class PlaybookRun:
     """Outcome of one ``ansible-playbook`` run.
 
     ``rc`` (int), ``stdout``/``stderr`` (str), ``results``: list of ``(task name, result dict)`` for
-    localhost in run order (from the ansible.posix.json callback), ``stats`` (dict).
+    localhost in run order (from the ansible.posix.json callback, with each task's action: callback_plugins/
+    kopsible_json.py; ``actions``: the module of each result, in the same order), ``stats`` (dict). A successful
+    result of a kopsible module that returns a key its RETURN does not document raises AssertionError
+    (harness.return_doc).
     """
 
     def __init__(self, rc, stdout, stderr):
         self.rc, self.stdout, self.stderr = rc, stdout, stderr
-        self.results, self.stats = [], {}
+        self.results, self.stats, self.actions = [], {}, []
         try:
             data = json.loads(stdout[stdout.index("{") :])
         except ValueError:
             return
         self.stats = data.get("stats", {})
+        problems = []
         for play in data.get("plays", []):
             for task in play.get("tasks", []):
                 for _host, result in task.get("hosts", {}).items():
                     self.results.append((task["task"]["name"], result))
+                    self.actions.append(task["task"].get("action"))
+                    problems += ["task %r: %s" % (task["task"]["name"], p) for p in result_problems(task["task"].get("action"), result)]
+        assert not problems, "results that break their module's RETURN documentation:\n" + "\n".join(problems)
 
     def result(self, name=None):
         """The result dict of the task called ``name`` (the last task when None). KeyError if absent."""
@@ -135,7 +143,10 @@ def run_playbook(
     if verbosity:
         cmd.append("-" + "v" * verbosity)
     run_env = ansible_env(emulator, env)
-    run_env["ANSIBLE_STDOUT_CALLBACK"] = "ansible.posix.json"
+    run_env["ANSIBLE_STDOUT_CALLBACK"] = "kopsible_json"
+    run_env["ANSIBLE_CALLBACK_PLUGINS"] = os.pathsep.join(
+        p for p in (os.path.join(ROOT, "tools", "harness", "callback_plugins"), run_env.get("ANSIBLE_CALLBACK_PLUGINS")) if p
+    )
     if resolv_conf:
         cmd = [os.path.join(ROOT, "tools", "with-local-dns")] + cmd
         run_env["KOPSIBLE_RESOLV_CONF"] = resolv_conf

@@ -1,0 +1,160 @@
+"""Issue 17 item 3: the argument specs say what they can (suboptions of every dict option, mutually_exclusive,
+required_if), their documentation says the same, and the suboptions keep a dict option a patch of the stored value
+(a key not given is not turned into ``null``)."""
+
+import importlib
+import json
+import os
+
+import pytest
+import yaml
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.module_utils.testing import patch_module_args
+
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_common
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODULES = sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "plugins", "modules")) if f.endswith(".py") and not f.startswith("_"))
+# Dict options whose keys are the user's own (labels, tags, environment variables, free spec fields): no suboptions.
+FREE_FORM = {"node_labels", "cloud_labels", "spec", "kops_env"}
+
+
+def module(name):
+    return importlib.import_module("ansible_collections.kopsible.kops.plugins.modules." + name)
+
+
+def documented(name):
+    return yaml.safe_load(module(name).DOCUMENTATION)["options"]
+
+
+def dict_options(spec, path=""):
+    """``(dotted path, option spec)`` for every option (and suboption) of type dict or list of dicts."""
+    for key, option in spec.items():
+        if option.get("type") == "dict" or option.get("elements") == "dict":
+            yield path + key, option
+        if option.get("options"):
+            yield from dict_options(option["options"], path + key + ".")
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_every_dict_option_has_suboptions(name):
+    spec = module(name).argument_spec()
+    missing = [path for path, option in dict_options(spec) if not option.get("options") and path.split(".")[-1] not in FREE_FORM]
+    assert missing == []
+
+
+def same(doc, spec, path):
+    """Differences between a documented option and its argument spec (list of str), recursively."""
+    found = []
+    for key in ("type", "elements", "choices"):
+        want = spec.get(key) if key != "type" else (spec.get("type") or "str")
+        if key == "choices" and want is not None:
+            want = list(want)
+        if doc.get(key) != want:
+            found.append("%s.%s: documented %r, argument spec %r" % (path, key, doc.get(key), want))
+    if bool(doc.get("required")) != bool(spec.get("required")):
+        found.append("%s.required differs" % path)
+    docs, subs = doc.get("suboptions") or {}, spec.get("options") or {}
+    if set(docs) != set(subs):
+        found.append("%s: documented suboptions %s, argument spec %s" % (path, sorted(docs), sorted(subs)))
+    for key in set(docs) & set(subs):
+        found += same(docs[key], subs[key], path + "." + key)
+    return found
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_documentation_matches_the_argument_spec(name):
+    spec, docs = module(name).argument_spec(), documented(name)
+    found = []
+    for key in set(spec) & set(docs):
+        found += same(docs[key], spec[key], key)
+    assert found == []
+
+
+def test_a_dict_option_stays_a_patch(capsys):
+    """Keys not given stay absent (the stored value keeps them); ``null`` stays (it removes the stored key); list
+    items are pruned alike, so an external load balancer without a name is not stored as ``loadBalancerName: null``."""
+    spec = module("kops_instancegroup").argument_spec()
+    given = {
+        "cluster": "c1.k8s.local",
+        "name": "nodes",
+        "instance_metadata": {"http_tokens": None},
+        "mixed_instances_policy": {"instance_requirements": {"cpu": {"min": 2}}},
+        "external_load_balancers": [{"target_group_arn": "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/t/1"}],
+    }
+    with patch_module_args(given):
+        params = kops_common.KopsModule(argument_spec=spec, supports_check_mode=True).params
+    assert params["instance_metadata"] == {"http_tokens": None}
+    assert params["mixed_instances_policy"] == {"instance_requirements": {"cpu": {"min": 2}}}
+    assert params["external_load_balancers"] == given["external_load_balancers"]
+    assert params["warm_pool"] is None
+    assert capsys.readouterr().out == ""
+
+
+def errors(name, params, **checks):
+    spec = module(name).argument_spec()
+    return " | ".join(str(e) for e in ArgumentSpecValidator(spec, **checks).validate(params).errors)
+
+
+@pytest.mark.parametrize(
+    "given, message",
+    [
+        ({"instance_metadata": {"tokens": "required"}}, "instance_metadata.tokens"),
+        ({"warm_pool": {"min_size": "x"}}, "argument 'min_size' is of type str found in 'warm_pool'"),
+        ({"root_volume": {"size": 1.5}}, "argument 'size' is of type float found in 'root_volume'"),
+        ({"additional_user_data": [{"name": "a.sh", "content": "x"}]}, "missing required arguments: type found in additional_user_data"),
+        ({"additional_user_data": [{"name": "a.sh", "type": "text/x-python", "content": "x"}]}, "found in additional_user_data"),
+        (
+            {"external_load_balancers": [{"load_balancer_name": "a", "target_group_arn": "arn:aws:elasticloadbalancing:us-east-1:1:targetgroup/t/1"}]},
+            "parameters are mutually exclusive: load_balancer_name|target_group_arn found in external_load_balancers",
+        ),
+    ],
+)
+def test_instance_group_suboption_messages_name_the_option(given, message):
+    assert message in errors("kops_instancegroup", dict({"cluster": "c1.k8s.local", "name": "nodes"}, **given))
+
+
+def test_failure_shape_is_json(capsys):
+    """A suboption error fails through fail_json (JSON on stdout), never a traceback."""
+    spec = module("kops_instancegroup").argument_spec()
+    with patch_module_args({"cluster": "c1.k8s.local", "name": "nodes", "warm_pool": {"pool": 1}}):
+        with pytest.raises(SystemExit):
+            kops_common.KopsModule(argument_spec=spec, supports_check_mode=True)
+    result = json.loads(capsys.readouterr().out)
+    assert result["failed"] is True and "warm_pool.pool" in result["msg"]
+
+
+def test_validate_timeout_is_a_deprecated_alias_of_validation_timeout():
+    """One name per duration across modules (rolling_update's and kops' --validation-timeout); the old one still
+    works, with a deprecation naming the version and the collection."""
+    spec = module("kops_cluster").argument_spec()
+    result = ArgumentSpecValidator(spec).validate({"name": "c1.k8s.local", "validate_timeout": "5m"})
+    assert result.errors.errors == [] and result.validated_parameters["validation_timeout"] == "5m"
+    assert [(d["version"], d["collection_name"]) for d in result._deprecations] == [("1.0.0", "kopsible.kops")]
+    assert "validate_timeout" in result._deprecations[0]["msg"]
+    assert module("rolling_update").argument_spec()["validation_timeout"]["type"] == spec["validation_timeout"]["type"] == "str"
+
+
+def test_terraform_target_requires_out():
+    checks = module("kops_cluster").ARGUMENT_CHECKS
+    assert "target is terraform but all of the following are missing: out" in errors("kops_cluster", {"name": "c1.k8s.local", "target": "terraform"}, **checks)
+    assert errors("kops_cluster", {"name": "c1.k8s.local", "target": "terraform", "out": "/tmp/tf"}, **checks) == ""
+
+
+@pytest.mark.parametrize("value", [[0], 5, [{"http_tokens": "required"}], "notkv"])
+def test_a_dict_option_of_the_wrong_type_fails_cleanly(capsys, value):
+    """ansible-core would crash (TypeError) validating the suboptions of a list given for a dict option (the bad-input
+    matrix's ``instance_metadata: [0]``): it fails naming the option instead."""
+    spec = module("kops_instancegroup").argument_spec()
+    with patch_module_args({"cluster": "c1.k8s.local", "name": "nodes", "instance_metadata": value}):
+        with pytest.raises(SystemExit):
+            kops_common.KopsModule(argument_spec=spec, supports_check_mode=True)
+    result = json.loads(capsys.readouterr().out)
+    assert result["failed"] is True and "instance_metadata" in result["msg"] and "Traceback" not in result["msg"], result
+
+
+def test_a_key_value_string_is_a_patch_too(capsys):
+    spec = module("kops_instancegroup").argument_spec()
+    with patch_module_args({"cluster": "c1.k8s.local", "name": "nodes", "instance_metadata": "http_tokens=required"}):
+        params = kops_common.KopsModule(argument_spec=spec, supports_check_mode=True).params
+    assert params["instance_metadata"] == {"http_tokens": "required"}
