@@ -417,12 +417,16 @@ _SG_RE = re.compile(r"^sg-([0-9a-f]{8}|[0-9a-f]{17})$")
 def egress(value, topology, ipv6=False, field="egress"):
     """The egress of the cluster's zone subnets (kops' NewClusterOptions.Egress, new_cluster.go:820-858): an id
     whose prefix before the first ``-`` is ``nat`` (NAT gateway), ``eipalloc`` (NAT gateway with that Elastic IP),
-    ``i`` (NAT instance) or ``tgw`` (transit gateway), or ``External`` (validation.go:726-731); anything but
+    ``i`` (NAT instance) or ``tgw`` (transit gateway), or ``External`` (validation.go:726-731). The prefix must be
+    followed by ``-``: kops' API validation takes a bare ``nat``, but its network model matches ``nat-``,
+    ``eipalloc-``, ``i-``, ``tgw-`` (pkg/model/awsmodel/network.go:441-494) and refuses anything else when
+    ``kops create cluster`` builds its preview, after writing the spec ("kops currently only supports re-use of
+    either NAT EC2 Instances or NAT Gateways"), so a bare prefix is refused here before anything is written. Anything but
     ``External`` only on private subnets, or public ones with IPv6 (validation.go:732-734 "egress can only be
     specified for private or IPv6-capable public subnets"). Raises RuleError naming ``field``."""
     if value is None:
         return None
-    if value != EGRESS_EXTERNAL and value.split("-")[0] not in EGRESS_TYPES:
+    if value != EGRESS_EXTERNAL and not any(value.startswith(prefix + "-") and len(value) > len(prefix) + 1 for prefix in EGRESS_TYPES):
         raise RuleError(
             "%s: %r must be a NAT gateway (nat-...), an Elastic IP for one (eipalloc-...), a NAT instance "
             "(i-...), a transit gateway (tgw-...) or External" % (field, value)

@@ -158,3 +158,18 @@ def test_a_key_value_string_is_a_patch_too(capsys):
     with patch_module_args({"cluster": "c1.k8s.local", "name": "nodes", "instance_metadata": "http_tokens=required"}):
         params = kops_common.KopsModule(argument_spec=spec, supports_check_mode=True).params
     assert params["instance_metadata"] == {"http_tokens": "required"}
+
+
+def test_an_empty_external_load_balancer_entry_is_accepted_as_kops_accepts_it():
+    """kops' validateExternalLoadBalancer (pkg/apis/kops/validation/instancegroup.go:488-531) checks only the fields
+    given, and the model attaches nothing for an entry with neither (pkg/model/awsmodel/autoscalinggroup.go:515-540):
+    never stricter than kops, so ``[{}]`` passes the argument spec and the rules."""
+    from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig
+    from ansible_collections.kopsible.kops.plugins.modules import kops_instancegroup
+
+    spec = kops_instancegroup.argument_spec()
+    result = ArgumentSpecValidator(spec).validate({"cluster": "c1.k8s.local", "name": "nodes", "external_load_balancers": [{}]})
+    assert result.error_messages == []
+    assert kops_ig.check_load_balancers([{}]) is None
+    with pytest.raises(kops_ig.RuleError, match=r"external_load_balancers\[0\].load_balancer_name: .* at most 32"):
+        kops_ig.check_load_balancers([{"load_balancer_name": "l" * 33}])

@@ -113,6 +113,9 @@ def test_after_create_sets_egress_on_zone_subnets_only():
     [
         ("igw-123", "private", False, "must be a NAT gateway"),  # validation.go:726-731
         ("nat-09123456", "public", False, "needs topology: private"),  # validation.go:732-734
+        # kops' API validation takes these, its network model refuses them at create (network.go:441-494)
+        ("nat", "private", False, "must be a NAT gateway"),
+        ("tgw-", "private", False, "must be a NAT gateway"),
     ],
 )
 def test_egress_rules(value, topology, ipv6, message):

@@ -382,7 +382,9 @@ def kops_instancegroup_categories(known):
             ).map(lambda w: Case({"warm_pool": w}, ("warm_pool",), "bad warm_pool")),
             st.one_of(
                 st.integers(11, 20).map(lambda n: [{"load_balancer_name": "lb%d" % i} for i in range(n)]),
-                st.just([{}]),
+                # (an empty entry is not here: kops accepts it and attaches nothing, instancegroup.go:488-531,
+                # awsmodel/autoscalinggroup.go:515-540; tests/unit/test_argument_specs.py holds it as accepted)
+                st.integers(33, 40).map(lambda n: [{"load_balancer_name": "l" * n}]),
                 st.just([{"load_balancer_name": "a", "target_group_arn": "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/x/1"}]),
                 st.text(LOWER + ":", min_size=1, max_size=12).map(lambda a: [{"target_group_arn": a}]),
                 st.just([{"name": "lb"}]),
