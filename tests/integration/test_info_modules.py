@@ -114,8 +114,19 @@ def test_info_against_store_aws_kops_and_api(kops_world, kplay, kube_world, tmp_
     dns = dict(resolv_conf=kops_world.dns.resolv_conf)
     exported = kplay([{"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": kubeconfig}}], **dns)
     assert not exported.failed, exported.stdout[-2000:]
-    live = kplay([{"name": "i", "kopsible.kops.kops_cluster_info": {"name": CLUSTER, "kubeconfig": kubeconfig, "validate": True}}], **dns).result("i")
+    live_run = kplay(
+        [
+            {"name": "i", "kopsible.kops.kops_cluster_info": {"name": CLUSTER, "kubeconfig": kubeconfig, "validate": True}},
+            {
+                "name": "g",
+                "kopsible.kops.kops_instancegroup_info": {"cluster": CLUSTER, "kubeconfig": kubeconfig, "state_store": kops_world.kops["state_store"]},
+            },
+        ],
+        **dns,
+    )
+    live, groups_live = live_run.result("i"), live_run.result("g")
     assert not live.get("failed"), live.get("msg")
+    assert not groups_live.get("failed"), groups_live.get("msg")
     assert [c["argv"][1:3] for c in live["kops_invocations"]] == [["validate", "cluster"]]
     info = live["clusters"][0]
     assert info["validation"]["ok"] is True, info["validation"]["problems"]
@@ -131,9 +142,13 @@ def test_info_against_store_aws_kops_and_api(kops_world, kplay, kube_world, tmp_
         for instance in group["cloud"]["instances"]:
             node = next(n for n in info["nodes"] if n["instance_id"] == instance["id"])
             assert instance["node"] == node["name"] and node["instance_group"] == group["name"]
+    # kops_instancegroup_info with the kubeconfig: each instance names the Node whose providerID is that instance
+    node_of = {n.spec.provider_id.rsplit("/", 1)[1]: name for name, n in api_nodes.items()}
+    instances = [i for g in groups_live["instance_groups"] for i in g["cloud"]["instances"]]
+    assert len(instances) == len(api_nodes) and all(i["node"] == node_of[i["id"]] for i in instances), instances
     with open(kubeconfig) as handle:
         key = yaml.safe_load(handle)["users"][0]["user"]["client-key-data"]
-    assert key not in str(live)
+    assert key not in str(live) and key not in str(groups_live)
 
     # after an upgrade applied without a roll: every instance needs an update, as kops itself says
     upgraded = kplay([{"name": "u", "kopsible.kops.kops_cluster": {"name": CLUSTER, "kubernetes_version": "1.35.0", "apply": True}}]).result("u")

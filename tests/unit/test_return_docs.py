@@ -57,3 +57,35 @@ def test_the_harness_checks_a_real_run(tmp_path):
     run = run_playbook([{"name": "info", "kopsible.kops.kops_cluster_info": {"state_store": "file://%s" % store}}])
     assert run.actions == ["kopsible.kops.kops_cluster_info"], run.stdout[-2000:]
     assert run.result("info")["clusters"] == []
+
+
+# Documented keys a recording of successful results cannot hold, each with the reason.
+NOT_RECORDABLE = {
+    "kops_cluster": {
+        "msg": "Ansible's own key in every result (the recorder leaves Ansible's keys out)",
+        "written": "returned by failures only (the recorder reads successful results)",
+    },
+}
+
+
+def test_every_documented_return_key_appears_in_a_recorded_real_result():
+    """The reverse of the harness' check: each key path a module's RETURN documents appears in some successful result
+    of that module in a recorded run of the integration tests (tests/unit/fixtures/recorded/return-keys-observed.json, written
+    by tools/return_coverage.py; its ``command`` and ``commit`` say which run). A key documented but never returned
+    fails here until a test makes the module return it (and a new recording shows it) or RETURN drops it."""
+    import json
+
+    with open(os.path.join(ROOT, "tests", "unit", "fixtures", "recorded", "return-keys-observed.json")) as handle:
+        recorded = json.load(handle)
+    assert recorded["command"] and recorded["commit"] and recorded["recorded"]
+    unseen = {}
+    for module in MODULES:
+        documented = return_doc.documented_paths(return_doc.return_doc(module))
+        seen = set(recorded["modules"].get(module, []))
+        assert seen <= documented, "%s: the recording holds keys RETURN no longer documents: %s" % (module, sorted(seen - documented))
+        excused = NOT_RECORDABLE.get(module, {})
+        assert not (set(excused) & seen), "%s: recorded after all, drop the excuse: %s" % (module, sorted(set(excused) & seen))
+        missing = sorted(documented - seen - set(excused))
+        if missing:
+            unseen[module] = missing
+    assert unseen == {}, unseen

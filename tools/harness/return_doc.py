@@ -4,10 +4,16 @@ Every playbook the harness runs (:func:`harness.playbook.run_playbook`) passes e
 ``kopsible.kops.*`` module through :func:`undocumented_keys`: a key the module returned that its RETURN does not
 document fails the test that ran it, so every integration test enforces the documentation. Nested keys are
 checked where RETURN documents them (``contains``), for dicts and for each dict of a list.
+
+The reverse (every documented key appears in some real result) is checked on a recording: with
+``KOPSIBLE_RETURN_RECORD=DIR`` in the environment, the documented key paths each successful result holds are appended
+to ``DIR/<pid>.jsonl``; tools/return_coverage.py merges a recorded run into tests/unit/fixtures/recorded/return-keys-observed.json
+and tests/unit/test_return_docs.py compares it with every module's RETURN.
 """
 
 import ast
 import functools
+import json
 import os
 
 import yaml
@@ -76,6 +82,47 @@ def undocumented_keys(doc, value, path=""):
     return sorted(set(found))
 
 
+def documented_paths(doc, prefix=""):
+    """Every key path RETURN (or a ``contains``) documents (set of str): ``a``, ``a.b`` under a dict, ``a[].b`` under
+    a list (RETURN's ``type: list``)."""
+    paths = set()
+    for key, spec in (doc or {}).items():
+        spec = spec or {}
+        paths.add(prefix + key)
+        if spec.get("contains"):
+            paths |= documented_paths(spec["contains"], prefix + key + ("[]." if spec.get("type") == "list" else "."))
+    return paths
+
+
+def observed_paths(doc, value, prefix=""):
+    """The documented key paths (as :func:`documented_paths` names them) that ``value`` (a result dict) holds."""
+    paths = set()
+    for key, item in value.items():
+        if key not in doc:
+            continue
+        paths.add(prefix + key)
+        contains = (doc[key] or {}).get("contains")
+        if not contains:
+            continue
+        if isinstance(item, dict):
+            paths |= observed_paths(contains, item, prefix + key + ".")
+        elif isinstance(item, list):
+            for element in item:
+                if isinstance(element, dict):
+                    paths |= observed_paths(contains, element, prefix + key + "[].")
+    return paths
+
+
+def record(module, doc, keys):
+    """Append the documented paths ``keys`` holds to ``$KOPSIBLE_RETURN_RECORD/<pid>.jsonl`` when that is set."""
+    folder = os.environ.get("KOPSIBLE_RETURN_RECORD")
+    if not folder:
+        return
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "%d.jsonl" % os.getpid()), "a") as handle:
+        handle.write(json.dumps({"module": module, "paths": sorted(observed_paths(doc, keys))}) + "\n")
+
+
 def result_problems(action, result):
     """Why ``result`` (one task's result dict) of the task's ``action`` breaks its module's RETURN (list of str; empty
     when it does not, or the action is not a kopsible module). Only results that succeeded are checked: RETURN
@@ -88,4 +135,5 @@ def result_problems(action, result):
         return []
     module = action[len(COLLECTION) :]
     keys = dict((k, v) for k, v in result.items() if k not in ANSIBLE_KEYS and not k.startswith("_ansible"))
+    record(module, return_doc(module), keys)
     return ["%s returned %s, not in its RETURN" % (module, key) for key in undocumented_keys(return_doc(module), keys)]
