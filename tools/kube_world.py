@@ -48,7 +48,15 @@ def main(argv=None):
                 clients[key] = boto3.session.Session().client(service, endpoint_url=args.emulator_url, region_name=key[1])
             return clients[key]
 
-    world = KubeWorld(aws, args.prefix, args.state_dir)
+    def partitions():
+        # the partitions the emulator holds state in (GET /moto-api/kopsible/regions): a bucket can only be there
+        import types
+
+        from harness.snapshot import regions_and_partitions
+
+        return regions_and_partitions(types.SimpleNamespace(url=args.emulator_url))[1]
+
+    world = KubeWorld(aws, args.prefix, args.state_dir, partitions=partitions)
     signal.signal(signal.SIGTERM, lambda *a: world.stopping.set())
     signal.signal(signal.SIGINT, lambda *a: world.stopping.set())
     print("kube world: watching %s; control planes on %s.N:443; state in %s" % (args.emulator_url, args.prefix, args.state_dir), flush=True)

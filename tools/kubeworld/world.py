@@ -63,10 +63,14 @@ class KubeWorld(object):
 
     :param prefix: the first three octets of the addresses to use (``127.X.Y``), one per cluster.
     :param state_dir: where files, logs and ``world.json`` go.
+    :param partitions: a callable returning the partitions (``aws``, ``aws-cn``...) the emulator holds state in; only
+        those are listed for state stores (listing another partition's buckets would make the emulator hold state
+        there, which a test's before/after snapshots would see appear). None: every partition.
     """
 
-    def __init__(self, aws, prefix, state_dir, period=1.0):
+    def __init__(self, aws, prefix, state_dir, period=1.0, partitions=None):
         self.aws, self.prefix, self.state_dir, self.period = aws, prefix, state_dir, period
+        self.partitions = partitions
         self.clusters = {}
         self.failed = {}
         self.stopping = threading.Event()
@@ -78,7 +82,8 @@ class KubeWorld(object):
         """Clusters with a CA keyset and a config in any bucket of any partition:
         ``{(bucket, prefix): (name, region of the bucket's partition)}``."""
         found = {}
-        for region in GLOBAL_REGION.values():
+        partitions = self.partitions() if self.partitions else sorted(GLOBAL_REGION)
+        for region in [GLOBAL_REGION[p] for p in partitions if p in GLOBAL_REGION]:
             s3 = self.aws("s3", region)
             for bucket in s3.list_buckets().get("Buckets", []):
                 keys = set()
