@@ -22,6 +22,7 @@ import pytest
 import yaml
 
 from conftest import ROOT
+from harness.execution_environment import RESULT_EVENTS
 from harness.faults import faulty
 from harness.kops_env import UBUNTU_AMI, artifact_mirror, kops_binary
 
@@ -33,7 +34,6 @@ ACCESS_KEY = "ASIAAWXJOBTEST000001"
 SECRET_KEY = "awxSecretKey/NeverInAnyEvent0123456789ab"
 SECURITY_TOKEN = "awxStsToken//NeverInAnyEvent+FwoGZXIvYXdzEBYaDHVzZXItdG9rZW4="
 CLUSTERS = {"c0.k8s.local": "canary", "c1.k8s.local": "wave1"}
-RESULT_EVENTS = ("runner_on_ok", "runner_on_failed", "runner_on_skipped", "runner_on_unreachable")
 
 
 def job(tmp_path, name, playbook, inventory, extravars, limit=None):

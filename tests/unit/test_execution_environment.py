@@ -15,7 +15,7 @@ import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.dirname(sys.executable)
-EE_FILES = ("execution-environment.yml", "meta/execution-environment.yml", "meta/ee-requirements.txt", "meta/ee-galaxy-requirements.yml", "bindep.txt")
+from harness.execution_environment import EE_FILES  # noqa: E402  (the files of the EE definition, one list)
 
 
 def pins(path):
