@@ -69,8 +69,64 @@ def backend_regions(request, full_url, headers):
     for backend in list(BackendDict._instances):
         for account, regions in list(backend.items()):
             found.setdefault(account, set()).update(regions.keys())
-    body = json.dumps({account: sorted(regions) for account, regions in found.items()})
-    return 200, {"Content-Type": "application/json"}, body
+    body = {account: sorted(regions) for account, regions in found.items()}
+    if "first_touch" in full_url:
+        body = {"regions": body, "first_touch": dict(FIRST_TOUCH)}
+    return 200, {"Content-Type": "application/json"}, json.dumps(body)
+
+
+FIRST_TOUCH = {}
+CURRENT_REQUEST = __import__("threading").local()
+
+
+def record_first_touch():
+    """Note which request made moto create each service's backend for a region (moto makes it on the first call
+    there): ``GET /moto-api/kopsible/regions?first_touch=1`` answers ``{"regions": {...}, "first_touch": {"<service>
+    <region>": {"method", "path", "target", "user_agent", "credential_scope", "time"}}}``, cleared by a reset. A
+    snapshot difference that shows a region appear names the caller with it (harness.snapshot.diff)."""
+    import time
+
+    from moto.core.base_backend import AccountSpecificBackend, BackendDict
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    dispatch = DomainDispatcherApplication.__call__
+
+    def call(self, environ, start_response):
+        CURRENT_REQUEST.environ = environ
+        try:
+            return dispatch(self, environ, start_response)
+        finally:
+            CURRENT_REQUEST.environ = None
+
+    DomainDispatcherApplication.__call__ = call
+    getitem = AccountSpecificBackend.__getitem__
+
+    def get(self, region_name):
+        if region_name not in self.keys():
+            environ = getattr(CURRENT_REQUEST, "environ", None) or {}
+            authorization = environ.get("HTTP_AUTHORIZATION") or ""
+            scope = authorization.partition("Credential=")[2].partition(",")[0].split("/", 1)[-1]
+            FIRST_TOUCH.setdefault(
+                "%s %s" % (self.service_name, region_name),
+                {
+                    "method": environ.get("REQUEST_METHOD"),
+                    "path": (environ.get("PATH_INFO") or "") + ("?" + environ["QUERY_STRING"] if environ.get("QUERY_STRING") else ""),
+                    "target": environ.get("HTTP_X_AMZ_TARGET"),
+                    "user_agent": (environ.get("HTTP_USER_AGENT") or "")[:120],
+                    "credential_scope": scope,
+                    "time": time.time(),
+                },
+            )
+        return getitem(self, region_name)
+
+    AccountSpecificBackend.__getitem__ = get
+    reset = BackendDict.reset.__func__
+
+    def cleared(cls):
+        FIRST_TOUCH.clear()
+        return reset(cls)
+
+    BackendDict.reset = classmethod(cleared)
 
 
 def register_regions_endpoint():
@@ -325,6 +381,7 @@ def main(argv=None):
 
     emulator_patches.apply_all()
     register_regions_endpoint()
+    record_first_touch()
     route53_pending_mode(float(os.environ.get("KOPSIBLE_ROUTE53_PENDING_SECONDS") or 0))
     iam_enforcement_mode()
 

@@ -638,3 +638,17 @@ def test_diff_names_made_deleted_and_changed():
         'aws/route53.hosted_zones: ~Z2 Config.Comment: "x" -> "y"',
         'aws/route53.hosted_zones: +Z3 {"Name": "c."}',
     ]
+
+
+def test_a_region_first_touched_between_takes_names_who_touched_it(emulator):
+    """A read in a region no call has touched since the reset makes the emulator hold what AWS has there from the
+    start (the default VPC...), so the second take differs; the difference names the request that touched the
+    region first (its credential scope and User-Agent), so that a stray caller can be found from a failure alone."""
+    before = emulator.snapshot()
+    emulator.client("ec2", "ap-southeast-2").describe_vpcs()
+    after = emulator.snapshot()
+    differences = emulator.snapshot_diff(before, after, limit=100)
+    assert any(d.startswith("ap-southeast-2/ec2.vpcs: +vpc-") for d in differences), differences
+    touched = json.loads(differences[-1].partition("first touched: ")[2])
+    assert touched["ec2 ap-southeast-2"]["credential_scope"].split("/")[1:3] == ["ap-southeast-2", "ec2"], touched
+    assert touched["ec2 ap-southeast-2"]["user_agent"].startswith("Boto3/"), touched

@@ -175,13 +175,24 @@ class Emulator:
         for service, method in calls:
             getattr(self.client(service, region), method)()
 
-    @staticmethod
-    def snapshot_diff(before, after, limit=20):
+    def snapshot_diff(self, before, after, limit=20):
         """Where two :meth:`snapshot` values differ: list of str, ``'<region>/<service>.<kind>: +id ...'`` for a
-        resource made, ``-id`` for one deleted, ``~id path: old -> new`` for one changed."""
+        resource made, ``-id`` for one deleted, ``~id path: old -> new`` for one changed. When a region appears in
+        ``after`` only, a last line names the requests that first touched it (``first touched: ...``: method, path,
+        X-Amz-Target, User-Agent and credential scope, as the emulator noted them since its last reset)."""
         from . import snapshot
 
-        return snapshot.diff(json.loads(before), json.loads(after), limit)
+        before, after = json.loads(before), json.loads(after)
+        found = snapshot.diff(before, after, limit)
+        regions = {kind.split("/", 1)[0] for kind in after} - {kind.split("/", 1)[0] for kind in before}
+        if regions:
+            try:
+                touches = json.loads(urllib.request.urlopen(self.url + "/moto-api/kopsible/regions?first_touch=1", timeout=30).read())["first_touch"]
+            except (OSError, ValueError, KeyError) as exc:
+                touches = {"?": repr(exc)}
+            named = {key: value for key, value in touches.items() if key.rsplit(" ", 1)[-1] in regions}
+            found.append("first touched: %s" % json.dumps(named, sort_keys=True))
+        return found
 
     def aws_env(self):
         """The environment a user sets to point AWS tools at this endpoint (dict of str)."""
