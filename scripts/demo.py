@@ -212,7 +212,7 @@ def report(run, example, elapsed, world=None):
         print("\n== 4. scale-up (playbooks/scale_cluster.yml): %s" % ("changed" if scale.get("changed") else "unchanged"))
         for line in scale.get("plan_summary", []):
             print("   %s" % line)
-    roll = task(run, "Rolling update in kops' order (bastions, control plane, nodes)")
+    roll = task(run, "Rolling update - what the roll did, as one result").get("ansible_facts", {}).get("upgrade_roll")
     applied = task(run, "Set the version and apply")
     if roll:
         preflight = task(run, "Pre-flight - version rule and the plan of the upgrade (nothing is written)")

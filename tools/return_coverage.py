@@ -3,6 +3,9 @@
     KOPSIBLE_RETURN_RECORD=/tmp/rk .venv/bin/python -m pytest -n 2 --dist loadfile tests/integration
     .venv/bin/python tools/return_coverage.py /tmp/rk "<the pytest command>"
 
+With ``--add`` first, the recorded paths are added to the fixture's (a run of a few files that exercise new keys),
+and the run is listed under ``added`` next to the first run's provenance.
+
 Prints, per module, the documented keys no result held (tests/unit/test_return_docs.py fails on them unless the
 test lists them with a reason).
 """
@@ -34,11 +37,23 @@ def merge(folder):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        raise SystemExit("usage: %s RECORD_DIR COMMAND" % sys.argv[0])
-    modules = merge(sys.argv[1])
+    args = sys.argv[1:]
+    add = args[:1] == ["--add"]
+    args = args[1:] if add else args
+    if len(args) != 2:
+        raise SystemExit("usage: %s [--add] RECORD_DIR COMMAND" % sys.argv[0])
+    modules = merge(args[0])
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False).stdout.strip()
-    data = {"recorded": datetime.date.today().isoformat(), "commit": commit, "command": sys.argv[2], "modules": modules}
+    run = {"recorded": datetime.date.today().isoformat(), "commit": commit, "command": args[1]}
+    if add:
+        with open(OUT) as handle:
+            data = json.load(handle)
+        for module, paths in modules.items():
+            data["modules"][module] = sorted(set(data["modules"].get(module, [])) | set(paths))
+        data.setdefault("added", []).append(run)
+        modules = data["modules"]
+    else:
+        data = dict(run, modules=modules)
     with open(OUT, "w") as handle:
         json.dump(data, handle, indent=1, sort_keys=True)
         handle.write("\n")

@@ -229,8 +229,8 @@ class ClusterOps(object):
         """Plan the cluster's cloud changes and apply them (``kops update cluster --yes``) when there are any.
 
         :param plan: a plan already in hand (``kops create cluster``'s own preview); no dry run then.
-        :param preview: in check mode, a callable returning the exact plan of specs check mode did not write
-            (kops_preview.preview_plan); without it check mode plans the stored spec.
+        :param preview: in check mode, a callable returning the plan of the specs check mode wrote only to its scratch
+            store (the scratch store's :meth:`plan`, already settled); without it check mode plans the stored spec.
         :param plan_before_apply: False skips the dry run when this run wrote a spec change the cloud does
             not have yet (``spec_written``: create, replace, upgrade): the write already makes the run
             changed, and ``--yes`` runs at once. The price: the plan is not reported, and ``--yes``
@@ -241,7 +241,7 @@ class ClusterOps(object):
         :raises KopsError: kops failed.
         """
         if check_mode:
-            return (plan or (self.settle(preview()) if preview else self.plan(name))), False
+            return (plan or (preview() if preview else self.plan(name))), False
         if plan is None and self.spec_written and not plan_before_apply:
             self.apply(name)
             return None, True

@@ -1,54 +1,67 @@
 # -*- coding: utf-8 -*-
 # GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
-"""The cloud plan of a spec change that is not written: check mode's exact preview.
+"""Check mode through kops itself: a scratch state store in which kops' own writing commands run.
 
-kops plans from the state store, so a change that check mode must not write cannot be planned in
-place. Instead the cluster's specs (``<cluster>/config`` and ``<cluster>/instancegroup/*``) are
-copied to a temporary ``file://`` state store, the changed manifests written there, and
-``kops update cluster`` (dry run) runs against it. Keys, secrets and the cloud are still read from
-their real places (the spec's ``configBase`` points at the real store), and nothing is written:
-the dry run only reads.
+kops plans from the state store, so a change that check mode must not write cannot be planned in place. Instead
+the cluster's specs (``<cluster>/config`` and ``<cluster>/instancegroup/*``) are copied to a temporary ``file://``
+state store, and check mode runs there the same kops commands a real run runs against the real store:
+``kops replace -f -`` / ``kops create -f -`` (kops decodes, defaults and validates the manifest as it would for
+real: cmd/kops/replace.go, pkg/client/simple/vfsclientset/cluster.go ``Update``), ``kops upgrade cluster --yes``
+(the channel's actions, applied by kops), then ``kops get`` (what kops stored, reported as the result's spec) and
+``kops update cluster`` (dry run: the cloud plan). Keys, secrets and the cloud are still read from their real places
+(the spec's ``configBase`` points at the real store), and nothing is written there: those commands only write under
+the scratch store's path (``ClusterVFS`` writes ``basePath/<cluster>/...``), and ``kops update cluster`` without
+``--yes`` only reads. An InstanceGroup being deleted is removed from the scratch store by hand (``kops delete
+instancegroup`` would delete its cloud resources at once).
 """
 
 import os
 import shutil
 import tempfile
 
-try:
-    import yaml
-except ImportError:  # reported by every kops module through missing_required_lib (kops_common.state_store_of)
-    yaml = None
-
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_output
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import spec_path
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.reader import copy_cluster_specs
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import update_cluster_args
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 
 
-def preview_plan(runner, s3_client, state_store, cluster, manifests, removed_groups=()):
-    """The plan kops would make if ``manifests`` were stored.
+class ScratchStore(object):
+    """A temporary ``file://`` state store holding a copy of one cluster's specs; use as a context manager
+    (removed on exit).
 
-    :param runner: the module's KopsRunner (its calls are recorded as usual).
+    :param ops: the module's :class:`ClusterOps` (its runner and state store; the copy is read from that store).
     :param s3_client: a boto3 S3 client (unused for a ``file://`` store).
-    :param manifests: list of Cluster / InstanceGroup dicts (v1alpha2) that replace or add to the stored ones.
-    :param removed_groups: InstanceGroup names to leave out (a deletion being previewed).
-    :returns: the parsed plan (see kops_output.parse_update_plan).
-    :raises KopsError: kops failed.
+    :param cluster: the cluster name.
+
+    ``ops`` is a :class:`ClusterOps` on the scratch store: the same methods as the real one (``replace``,
+    ``create_manifest``, ``upgrade``, ``get_cluster``, ``get_all``, ``plan``), without the state-store lock and
+    version records (nothing real is written). Its kops calls are recorded in the module's ``kops_invocations`` with
+    ``"store": "scratch"`` (KopsRunner.derived), so that they never count as writes (KopsRunner.writes).
+    :raises OSError, botocore errors: the copy failed (the module reports them as AWS failures).
     """
-    workdir = tempfile.mkdtemp(prefix="kopsible-preview-")
-    try:
-        target = os.path.join(workdir, cluster)
-        copy_cluster_specs(s3_client, state_store, cluster, target)
-        for manifest in manifests:
-            path = os.path.join(target, *spec_path(manifest))
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as handle:
-                yaml.safe_dump(manifest, handle, default_flow_style=False)
-        for name in removed_groups:
-            path = os.path.join(target, *spec_path({"kind": "InstanceGroup", "metadata": {"name": name}}))
-            if os.path.exists(path):
-                os.unlink(path)
-        preview = runner.derived(KOPS_STATE_STORE="file://" + workdir)
-        return kops_output.parse_update_plan(preview.run(update_cluster_args(cluster)).stdout)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+
+    def __init__(self, ops, s3_client, cluster):
+        self.cluster = cluster
+        self.workdir = tempfile.mkdtemp(prefix="kopsible-preview-")
+        try:
+            copy_cluster_specs(s3_client, ops.state_store, cluster, os.path.join(self.workdir, cluster))
+        except BaseException:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise
+        url = "file://" + self.workdir
+        self.ops = ClusterOps(ops.runner.derived(scratch=True, KOPS_STATE_STORE=url), url, autoscaling=ops._autoscaling)
+
+    def remove_instance_group(self, name):
+        """Leave the InstanceGroup ``name`` out of the scratch store (a deletion being previewed)."""
+        path = os.path.join(self.workdir, self.cluster, *spec_path({"kind": "InstanceGroup", "metadata": {"name": name}}))
+        if os.path.exists(path):
+            os.unlink(path)
+
+    def close(self):
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+        return False

@@ -9,6 +9,7 @@ plane one group at a time, then API servers, then nodes.
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import normalize_role
 
 try:
     from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
@@ -181,6 +182,29 @@ def drain_disabled(cluster, groups):
         elif own is None and default.get("drainAndTerminate") is False:
             disabled[name] = "rollingUpdate.drainAndTerminate: false in the cluster spec (the InstanceGroup sets none)"
     return disabled
+
+
+# pkg/instancegroups/rollingupdate.go:110-235 RollingUpdate: bastions, the control plane, API servers, nodes
+ROLL_PHASES = ("Bastion", "ControlPlane", "APIServer", "Node")
+
+
+def roll_order(names, groups):
+    """The groups ``names`` in the order kops rolls them (pkg/instancegroups/rollingupdate.go:110-235 RollingUpdate):
+    bastions first, then the control plane, then API servers, then nodes, each phase by name (``sortGroups``: Go's
+    ``sort.Strings``, byte order).
+
+    :param names: ig names (list of str), e.g. RV(would_roll).
+    :param groups: ``{ig name: InstanceGroup dict}`` (``spec.role`` read with kops_spec.normalize_role); a name
+        missing from it counts as a node group, kops' default role.
+    :returns: list of ``{'name', 'role'}`` (role in the ControlPlane spelling).
+    """
+
+    def role(name):
+        found = normalize_role(((groups or {}).get(name, {}).get("spec") or {}).get("role") or "Node")
+        return found if found in ROLL_PHASES else "Node"
+
+    ordered = sorted(names, key=lambda name: (ROLL_PHASES.index(role(name)), name.encode()))
+    return [{"name": name, "role": role(name)} for name in ordered]
 
 
 def roll_args(cluster, params, groups):

@@ -121,11 +121,13 @@ class KopsRunner(object):
     :param timeout: default seconds per command (int).
     :param on_warning: callable given each of kops' own warnings (str, ``"kops <command>: <message>"``) once per
         runner, as soon as the run that printed it ends (failed runs too); runner_from_module gives ``module.warn``.
-    ``calls`` lists ``{'argv', 'rc', 'seconds'}`` per run, for results and benchmarks; ``warnings`` kops' warnings
-    (kops_output.kops_warnings: klog ``W`` lines, banners, plain stderr lines), each once.
+    ``calls`` lists ``{'argv', 'rc', 'seconds'}`` per run (and ``'store': 'scratch'`` for a run against a check-mode
+    scratch store), for results and benchmarks; ``warnings`` kops' warnings (kops_output.kops_warnings: klog ``W``
+    lines, banners, plain stderr lines), each once.
     """
 
     def __init__(self, binary="kops", env=None, timeout=DEFAULT_TIMEOUT, on_warning=None):
+        self.scratch = False  # runs against a check-mode scratch store (kops_preview.ScratchStore): never a write
         self.binary = binary
         self.env = env if env is not None else kops_environment()
         self.timeout = timeout
@@ -179,12 +181,12 @@ class KopsRunner(object):
             os.killpg(proc.pid, signal.SIGKILL)
             stdout, stderr = proc.communicate()
             stderr = stdout if merged else stderr
-            self.calls.append({"argv": shown, "rc": -1, "seconds": round(time.monotonic() - start, 3)})
+            self._record({"argv": shown, "rc": -1, "seconds": round(time.monotonic() - start, 3)})
             self._route_warnings(shown, stdout, stderr, merged)
             raise KopsError("kops did not finish within %ss" % (timeout or self.timeout), shown, -1, self.redact(stderr), self.redact(stdout)) from None
         seconds = round(time.monotonic() - start, 3)
         stderr = stdout if merged else stderr
-        self.calls.append({"argv": shown, "rc": proc.returncode, "seconds": seconds})
+        self._record({"argv": shown, "rc": proc.returncode, "seconds": seconds})
         self._route_warnings(shown, stdout, stderr, merged)
         if check and proc.returncode != 0:
             stderr, stdout = self.redact(stderr), self.redact(stdout)
@@ -192,25 +194,33 @@ class KopsRunner(object):
             raise KopsError(message, shown, proc.returncode, stderr, stdout)
         return KopsResult(shown, proc.returncode, stdout, stderr, seconds)
 
+    def _record(self, call):
+        if self.scratch:
+            call["store"] = "scratch"
+        self.calls.append(call)
+
     def writes(self):
         """The kops commands run so far that may have written the state store or the cloud (list of str, e.g.
         ``'kops update cluster --yes (exit 0)'``): the :data:`WRITING_COMMANDS` without ``--dry-run``, and
         every command given ``--yes`` (``update cluster``, ``rolling-update cluster``, ``upgrade cluster``,
-        ``reconcile cluster``: kops only previews without it)."""
+        ``reconcile cluster``: kops only previews without it). Calls against a check-mode scratch store (``"store":
+        "scratch"``) write nothing real and are left out."""
         found = []
         for call in self.calls:
             argv = call["argv"][1:]
-            if not argv or "--dry-run" in argv:
+            if not argv or "--dry-run" in argv or call.get("store") == "scratch":
                 continue
             if argv[0] in WRITING_COMMANDS or "--yes" in argv or "-y" in argv:
                 words = [a for a in argv if not a.startswith("-")][:2]
                 found.append("kops %s%s (exit %s)" % (" ".join(words), " --yes" if "--yes" in argv else "", call["rc"]))
         return found
 
-    def derived(self, **env):
-        """A runner with ``env`` added to this one's environment, recording into the same ``calls``."""
+    def derived(self, scratch=False, **env):
+        """A runner with ``env`` added to this one's environment, recording into the same ``calls``; with ``scratch``
+        its calls run against a check-mode scratch store and are recorded with ``"store": "scratch"``."""
         runner = KopsRunner(self.binary, dict(self.env, **env), self.timeout, self.on_warning)
         runner.calls, runner.warnings, runner._warned = self.calls, self.warnings, self._warned
+        runner.scratch = scratch or self.scratch
         return runner
 
     def redact(self, text):

@@ -237,6 +237,51 @@ def diff_paths(before, after, prefix=""):
     return changes
 
 
+def dropped_paths(desired, stored, prefix="spec"):
+    """The fields set in ``desired`` that kops did not keep in ``stored`` (both manifests; only under ``spec``).
+
+    kops decodes a manifest leniently (cmd/kops/replace.go ``kopscodecs.Decode``): a field its API does not know is
+    dropped without a word, so a misspelled nested field (``spec.kubeAPIServer.auditLogMaxAge`` written
+    ``auditLogMaxAges``) reaches no cluster. Read back after ``kops replace``, such a field is missing. Only set values
+    count: kops omits empty values (``omitempty``), so ``None``, ``False``, ``0``, ``""``, empty lists and maps of only such values are
+    never reported; lists are followed item by item when both have the same length.
+
+    :returns: sorted list of dotted paths (``'spec.kubeAPIServer.auditLogMaxAges'``, ``'spec.hooks[0].nmae'``).
+    """
+    found = []
+
+    def is_set(value):
+        if isinstance(value, dict):
+            return any(is_set(v) for v in value.values())
+        if isinstance(value, list):
+            return bool(value)
+        return value not in (None, False, 0, "")
+
+    def walk(want, have, path):
+        if isinstance(want, dict):
+            if not isinstance(have, dict):
+                have = {}
+            for key, value in want.items():
+                if not is_set(value):
+                    continue
+                child = "%s.%s" % (path, key)
+                if key not in have:
+                    found.append(child)
+                else:
+                    walk(value, have[key], child)
+        elif isinstance(want, list) and isinstance(have, list) and len(want) == len(have):
+            for index, (item, kept) in enumerate(zip(want, have)):
+                walk(item, kept, "%s[%d]" % (path, index))
+
+    walk((desired or {}).get(prefix), (stored or {}).get(prefix), prefix)
+    return sorted(found)
+
+
+def dropped_fields_warning(dropped):
+    """The warning for :func:`dropped_paths` (str)."""
+    return "kops did not keep %s: fields its API (kops.k8s.io/v1alpha2) does not know are dropped without a word; check their spelling" % ", ".join(dropped)
+
+
 def _leaves(change):
     """A change of :func:`diff_paths` as leaf changes ``{path: (before, after)}`` (a dict added or removed whole is
     split into its keys, so that two runs adding different keys to one map do not meet)."""
@@ -450,34 +495,3 @@ def cloud_labels_flag(labels):
         else:
             flag.append("%s=%s" % (_csv_field(key), _csv_field(value)))
     return ",".join(flag), rest
-
-
-UPGRADE_PATHS = {
-    ("Cluster", "KubernetesVersion"): ("spec", "kubernetesVersion"),
-    ("Cluster", "Channel"): ("spec", "channel"),
-    ("InstanceGroup", "Image"): ("spec", "image"),
-}
-
-
-def apply_upgrade_actions(cluster, groups, actions):
-    """What ``kops upgrade cluster --yes`` would store, computed from its dry-run actions (for check mode).
-
-    Mirrors the ``apply`` closures of cmd/kops/upgrade_cluster.go: Cluster KubernetesVersion and Channel,
-    InstanceGroup/NAME Image.
-
-    :param cluster: the stored Cluster (dict); not modified.
-    :param groups: ``{name: InstanceGroup dict}``; not modified.
-    :param actions: from :func:`kops_output.parse_upgrade`.
-    :returns: ``(cluster copy with the cluster actions applied, [changed InstanceGroup copies])``.
-    :raises ValueError: an action kops 1.36 does not make (a newer kops; better to stop than to guess).
-    """
-    cluster = strip_server_fields(cluster)
-    changed = {}
-    for action in actions:
-        kind, dummy, name = action["item"].partition("/")
-        path = UPGRADE_PATHS.get((kind, action["property"]))
-        if path is None:
-            raise ValueError("unknown kops upgrade action %s %s" % (action["item"], action["property"]))
-        target = cluster if kind == "Cluster" else changed.setdefault(name, strip_server_fields(groups[name]))
-        target.setdefault("spec", {})[path[-1]] = action["new"]
-    return cluster, [changed[n] for n in sorted(changed)]

@@ -350,9 +350,20 @@ spec:
     - In check mode for a new cluster, the spec kops' own dry run (C(kops create cluster --dry-run -o yaml)) would
       store, with only the O(spec) fragment merged in (a real run writes it with C(kops replace)); options are
       never laid over it, so RV(requested) and this differ where a value did not reach kops.
-    - In check mode for an existing cluster, the manifest the run would write with C(kops replace).
+    - In check mode for an existing cluster, the spec kops stored in a temporary copy of the cluster's specs after
+      the run's own C(kops upgrade cluster --yes) and C(kops replace) there, read back with C(kops get), that is kops' values,
+      not the options (the copy is removed at the end of the run; nothing is written to the state store).
   returned: when state=present
   type: dict
+dropped_fields:
+  description:
+    - Fields of O(spec) (dotted paths) that kops did not keep when it stored the spec (in check mode, in the temporary
+      copy). kops drops a field its API does not know without a word, so these are usually misspelled; the run also
+      warns.
+  returned: when kops dropped a field
+  type: list
+  elements: str
+  sample: [spec.kubeAPIServer.auditLogMaxAges]
 requested:
   description: What the run was asked to shape the cluster with, apart from what kops reports; each cluster option
     given (create options, convergeable fields, O(spec)).
@@ -468,7 +479,11 @@ plan_note:
   returned: when O(apply=true) and no plan was computed
   type: str
 kops_invocations:
-  description: The kops commands this run made (argv without secrets, rc, seconds).
+  description:
+    - The kops commands this run made (argv without secrets, rc, seconds).
+    - In check mode, the commands kops ran against a temporary copy of the cluster's specs (C(kops replace),
+      C(kops upgrade cluster --yes), C(kops get), the dry run of C(kops update cluster)) carry C(store=scratch);
+      they wrote only that copy, which is removed at the end of the run.
   returned: always
   type: list
   elements: dict
@@ -513,7 +528,7 @@ from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops imp
     stored_create_options,
 )
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, state_store_of
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import ScratchStore
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 
@@ -739,33 +754,27 @@ def check_version_rule(module, current, params, result):
             module.fail_json(msg=problem, **result)
 
 
-def upgrade(module, ops, name, current, params, result):
-    """``kops upgrade cluster`` when ``upgrade`` is set. Returns ``(cluster to converge from, [InstanceGroups the
-    upgrade changes])``: after a real upgrade the re-read cluster and no groups (kops wrote them); in check mode
-    the stored cluster and groups with the actions applied in memory."""
+def upgrade(module, writer, name, current, params, result):
+    """``kops upgrade cluster --yes`` when ``upgrade`` is set, through ``writer`` (the real store's ClusterOps, or in
+    check mode the scratch store's: kops applies the channel's actions to the copy). Returns the cluster to converge
+    from: the re-read cluster after an upgrade, else ``current``."""
     if not params["upgrade"]:
-        return current, []
-    actions = ops.upgrade(name, yes=not module.check_mode, channel=params["channel"], kubernetes_version=params["kubernetes_version"])
+        return current
+    actions = writer.upgrade(name, yes=True, channel=params["channel"], kubernetes_version=params["kubernetes_version"])
     result["upgrade"] = actions
     if not actions:
-        return current, []
+        return current
     result["changed"] = True
-    if not module.check_mode:
-        return ops.get_cluster(name), []
-    groups = {g["metadata"]["name"]: g for g in ops.get_instance_groups(name)}
-    try:
-        return kops_spec.apply_upgrade_actions(current, groups, actions)
-    except ValueError as exc:
-        module.fail_json(msg="upgrade: %s; run it without check mode or update kopsible" % exc, **result)
+    return writer.get_cluster(name)
 
 
-def converge(module, ops, name, current, params, result, base=None):
-    """Write the differing convergeable fields of an existing cluster (not in check mode).
+def converge(module, ops, writer, name, current, params, result, base):
+    """Write the differing convergeable fields of an existing cluster, through ``writer`` (the real store's ClusterOps,
+    or in check mode the scratch store's).
 
     ``base`` is the cluster the options apply to (``current`` after an upgrade step); the reported changes
     and diff are from ``current``, the stored spec before this run.
     """
-    base = current if base is None else base
     if result.get("create_only_differences"):
         module.warn(
             "%s only shape a new cluster; %s exists with other values, so these were not applied: %s "
@@ -787,25 +796,42 @@ def converge(module, ops, name, current, params, result, base=None):
     result["spec"] = desired.get("spec")
     if result["changes"]:
         result["changed"] = True
-        if module.check_mode:
-            result["pending"] = [desired]
-        elif kops_spec.diff_paths(kops_spec.strip_server_fields(base), desired):
-            ops.intend(result["changes"])
-            ops.replace(desired)
+        if kops_spec.diff_paths(kops_spec.strip_server_fields(base), desired):
+            if writer is ops:
+                ops.intend(result["changes"])
+            writer.replace(desired)
+    return desired
 
 
-def apply(module, ops, name, params, s3, result):
-    """Plan, and apply when the plan is not empty (terraform: write files)."""
+def apply(module, ops, name, params, result, writer):
+    """Plan, and apply when the plan is not empty (terraform: write files). In check mode the plan is the dry run of
+    the scratch store when this run changed the spec there (``writer``), else of the stored spec."""
     if params["target"] == "terraform":
         if not module.check_mode:
             result["terraform"] = ops.write_terraform(name, params["out"])
             result["changed"] = result["changed"] or result["terraform"]["changed"]
         return
     preview = None
-    if module.check_mode and result.get("pending"):
-        preview = functools.partial(preview_plan, ops.runner, s3, ops.state_store, name, result["pending"])
+    if module.check_mode and writer is not ops and writer.spec_written:
+        preview = functools.partial(writer.plan, name)
     plan, applied = ops.plan_and_apply(name, module.check_mode, plan=result.get("plan"), preview=preview, plan_before_apply=params["plan_before_apply"])
     kops_output.report_plan(result, plan, applied)
+
+
+def report_stored(module, result, desired, stored):
+    """The result's spec, cluster facts and diff from the Cluster kops stored (``stored``: read back from the real
+    store, or in check mode from the scratch store), and a warning naming the fields of ``desired`` that kops did not
+    keep (kops decodes leniently: a field unknown to its API is dropped without a word, cmd/kops/replace.go)."""
+    result["spec"] = stored.get("spec")
+    result["cluster"] = cluster_facts(stored)
+    diff = result.get("diff") or []
+    for entry in diff if isinstance(diff, list) else [diff]:  # a list once the cloud plan joined it (kops_output.add_plan_diff)
+        if "after" in entry:
+            entry["after"] = {"spec": stored.get("spec")}
+    dropped = kops_spec.dropped_paths(desired, stored) if desired else []
+    if dropped:
+        result["dropped_fields"] = dropped
+        module.warn(kops_spec.dropped_fields_warning(dropped))
 
 
 def ensure_present(module, ops, name, params, s3=None):
@@ -818,28 +844,30 @@ def ensure_present(module, ops, name, params, s3=None):
     if current is not None and given:
         keys = ops.get_ssh_keys(name) if params["ssh_public_key"] else None
         result["create_only_differences"] = create_only_differences(params, stored_create_options(current, groups, keys))
-    if current is None:
-        create(module, ops, name, params, result)
-    else:
-        check_version_rule(module, current, params, result)
-        base, upgraded_groups = upgrade(module, ops, name, current, params, result)
-        converge(module, ops, name, current, params, result, base)
-        if upgraded_groups:
-            result["pending"] = (result.get("pending") or [kops_spec.strip_server_fields(base)]) + upgraded_groups
-    if params["apply"] and current is None and module.check_mode:
-        result["plan_note"] = "a new cluster's cloud plan needs its spec in the state store; kops computes it on creation"
-    elif params["apply"]:
-        apply(module, ops, name, params, s3, result)
-    if not module.check_mode or current is not None:
-        stored = current
-        if current is None:  # created: the cluster and its groups in one kops call
+    scratch = ScratchStore(ops, s3, name) if module.check_mode and current is not None else None
+    try:
+        desired = None
+        writer = scratch.ops if scratch else ops
+        if current is None:
+            create(module, ops, name, params, result)
+        else:
+            check_version_rule(module, current, params, result)
+            base = upgrade(module, writer, name, current, params, result)
+            desired = converge(module, ops, writer, name, current, params, result, base)
+        if params["apply"] and current is None and module.check_mode:
+            result["plan_note"] = "a new cluster's cloud plan needs its spec in the state store; kops computes it on creation"
+        elif params["apply"]:
+            apply(module, ops, name, params, result, writer)
+        if current is None and not module.check_mode:  # created: the cluster and its groups in one kops call
             stored, groups = ops.get_all(name)
             result["instance_groups"] = [ops.ig_summary(g) for g in groups.values()]
-        elif result["changed"] and not module.check_mode:
-            stored = ops.get_cluster(name)
-        if stored:
-            result["spec"] = result.get("spec") if module.check_mode else stored.get("spec")
-            result["cluster"] = cluster_facts(stored if not module.check_mode else {"spec": result["spec"]})
+            report_stored(module, result, None, stored)
+        elif current is not None:
+            stored = writer.get_cluster(name) if writer.spec_written else current
+            report_stored(module, result, desired, stored)
+    finally:
+        if scratch:
+            scratch.close()
     if params["export_kubeconfig"]:
         result["kubeconfig"] = ops.export_kubeconfig(
             name, params["kubeconfig"], params["admin"], module.check_mode, exists=current is not None or not module.check_mode
@@ -850,7 +878,6 @@ def ensure_present(module, ops, name, params, s3=None):
         if not result["validation"]["ok"]:
             module.fail_json(msg="kops validate cluster %s did not pass: %s" % (name, "; ".join(result["validation"]["problems"])), **result)
     result.setdefault("cluster", cluster_facts({"spec": result.get("spec") or {}}))
-    result.pop("pending", None)
     return result
 
 

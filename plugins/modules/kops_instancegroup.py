@@ -247,9 +247,21 @@ instance_group:
   returned: when state=present
   type: dict
 spec:
-  description: The InstanceGroup spec after the run (what would be stored, in check mode).
+  description:
+    - The InstanceGroup spec after the run, as kops stored it (read back with C(kops get) after a change).
+    - In check mode, what kops stored in a temporary copy of the cluster's specs after the run's own C(kops replace)
+      (or C(kops create -f)) there, that is kops' values, not the options (the copy is removed at the end of the run).
   returned: when state=present
   type: dict
+dropped_fields:
+  description:
+    - Fields of the group's spec (dotted paths) that kops did not keep when it stored the group (in check mode, in the
+      temporary copy). kops drops a field its API does not know without a word, so these are usually misspelled
+      (O(spec)); the run also warns.
+  returned: when kops dropped a field
+  type: list
+  elements: str
+  sample: [spec.rootVolume.sizee]
 changes:
   description: Field-level spec changes (path, before, after) written or that would be written.
   returned: always
@@ -271,7 +283,11 @@ plan_note:
   returned: when O(apply=true) and no plan was computed
   type: str
 kops_invocations:
-  description: The kops commands this run made (argv without secrets, rc, seconds).
+  description:
+    - The kops commands this run made (argv without secrets, rc, seconds).
+    - In check mode, the commands kops ran against a temporary copy of the cluster's specs (C(kops replace),
+      C(kops upgrade cluster --yes), C(kops get), the dry run of C(kops update cluster)) carry C(store=scratch);
+      they wrote only that copy, which is removed at the end of the run.
   returned: always
   type: list
   elements: dict
@@ -306,7 +322,7 @@ from ansible_collections.kopsible.kops.plugins.module_utils import kops_cluster_
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.guard import StoreGuard, replan_on_change
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, state_store_of
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import preview_plan
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import ScratchStore
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 
@@ -445,20 +461,34 @@ def check_user_data_size(module, cluster_name, groups, manifest, role, result):
         module.fail_json(msg=problem, **result)
 
 
-def plan_and_apply(module, ops, params, cluster_name, pending, s3, result):
-    """Cloud plan; exact preview in check mode (temp copy of the specs); apply a non-empty plan
-    (ClusterOps.plan_and_apply)."""
-    preview = None
-    if module.check_mode and (pending or params["state"] == "absent"):
-        removed = [params["name"]] if params["state"] == "absent" else []
-        preview = functools.partial(preview_plan, ops.runner, s3, ops.state_store, cluster_name, [pending] if pending else [], removed)
+def plan_and_apply(module, ops, params, cluster_name, scratch, result):
+    """Cloud plan; in check mode the dry run of the scratch store that holds this run's change (kops_preview); apply a
+    non-empty plan (ClusterOps.plan_and_apply)."""
+    preview = functools.partial(scratch.ops.plan, cluster_name) if scratch else None
     plan, applied = ops.plan_and_apply(cluster_name, module.check_mode, preview=preview, plan_before_apply=params["plan_before_apply"])
     kops_output.report_plan(result, plan, applied)
 
 
+def report_stored(module, writer, result, manifest):
+    """The result's spec, summary and diff from the InstanceGroup kops stored (read back through ``writer``: the real
+    store, or in check mode the scratch store), and a warning naming the fields of ``manifest`` kops did not keep
+    (kops_spec.dropped_paths). One kops call."""
+    dummy, groups = writer.get_all(result["cluster"])
+    stored = groups.get(result["name"])
+    if stored is None:
+        return
+    result["spec"] = stored.get("spec")
+    result["instance_group"] = writer.ig_summary(stored)
+    result["diff"]["after"] = stored.get("spec")
+    dropped = kops_spec.dropped_paths(manifest, stored)
+    if dropped:
+        result["dropped_fields"] = dropped
+        module.warn(kops_spec.dropped_fields_warning(dropped))
+
+
 def ensure(module, ops, params):
-    """Converge the group; returns ``(result, pending)`` where ``pending`` is the manifest check mode
-    did not write (for the preview plan), else None."""
+    """Judge the group against the stored one (nothing written); returns ``(result, manifest, existed)``: the manifest
+    to store when it differs (else None) and whether the group exists (ensure_and_apply writes or deletes it)."""
     cluster_name = kops_rules.cluster_name(params["cluster"], "cluster")
     cluster, groups = ops.get_all(cluster_name)
     if cluster is None:
@@ -467,16 +497,14 @@ def ensure(module, ops, params):
     result = dict(changed=False, cluster=cluster_name, name=params["name"], changes=[])
     if params["state"] == "absent":
         if current is None:
-            return result, None
+            return result, None, False
         if (
             kops_spec.normalize_role(current["spec"].get("role")) == "ControlPlane"
             and sum(1 for g in groups.values() if kops_spec.normalize_role(g["spec"].get("role")) == "ControlPlane") == 1
         ):
             module.fail_json(msg="name: %s is the last control-plane InstanceGroup of %s; it cannot be deleted" % (params["name"], cluster_name))
         result.update(changed=True, diff={"before": current.get("spec"), "after": {}})
-        if not module.check_mode:
-            ops.delete_instance_group(cluster_name, params["name"])
-        return result, None
+        return result, None, True
     stored_role = kops_spec.normalize_role(current["spec"].get("role")) if current else None
     role = kops_ig.check_role(params["role"]) if params["role"] else stored_role
     if role is None:
@@ -497,25 +525,37 @@ def ensure(module, ops, params):
     if any(c["path"].startswith(("spec.additionalUserData", "spec.compressUserData")) for c in result["changes"]):
         check_user_data_size(module, cluster_name, groups, manifest, role, result)
     result["diff"] = {"before": (current or {}).get("spec") or {}, "after": manifest.get("spec")}
-    pending = None
-    if result["changes"]:
-        result["changed"] = True
-        pending = manifest
-        if not module.check_mode:
-            ops.intend(result["changes"])
-            (ops.replace if current else ops.create_manifest)(manifest)
-            pending = None
     result["spec"] = manifest.get("spec")
     result["instance_group"] = ops.ig_summary(manifest)
-    return result, pending
+    if result["changes"]:
+        result["changed"] = True
+        return result, manifest, current is not None
+    return result, None, current is not None
 
 
 def ensure_and_apply(module, ops, params, guard):
     """Converge the group, then plan and apply (absent: plan only after a deletion, the group's cloud resources are
-    already gone then). Returns the result."""
-    result, pending = ensure(module, ops, params)
-    if params["apply"] and (params["state"] == "present" or result["changed"]):
-        plan_and_apply(module, ops, params, result["cluster"], pending, guard.s3, result)
+    already gone then). In check mode the change is made by kops in a scratch copy of the specs
+    (kops_preview.ScratchStore), read back and planned there. Returns the result."""
+    result, manifest, existed = ensure(module, ops, params)
+    removing = params["state"] == "absent" and result["changed"]
+    scratch = ScratchStore(ops, guard.s3, result["cluster"]) if module.check_mode and (manifest or removing) else None
+    try:
+        writer = scratch.ops if scratch else ops
+        if manifest is not None:
+            if writer is ops:
+                ops.intend(result["changes"])
+            (writer.replace if existed else writer.create_manifest)(manifest)
+            report_stored(module, writer, result, manifest)
+        elif removing and scratch:
+            scratch.remove_instance_group(params["name"])
+        elif removing:
+            ops.delete_instance_group(result["cluster"], params["name"])
+        if params["apply"] and (params["state"] == "present" or result["changed"]):
+            plan_and_apply(module, ops, params, result["cluster"], scratch, result)
+    finally:
+        if scratch:
+            scratch.close()
     return result
 
 

@@ -108,6 +108,15 @@ would_roll:
   returned: always
   type: list
   elements: str
+roll_order:
+  description:
+    - The groups of RV(would_roll) in the order kops rolls them (bastions, the control plane, API servers, nodes; by
+      name within each), with their role (C(Bastion), C(ControlPlane), C(APIServer), C(Node)). A playbook that rolls
+      one group per task (the upgrade role) loops over it, in check mode first.
+  returned: when a group needs a roll
+  type: list
+  elements: dict
+  sample: [{name: control-plane-us-east-1a, role: ControlPlane}, {name: nodes-us-east-1a, role: Node}]
 skipped_groups:
   description:
     - Groups that need an update but whose rolling update kops disables (C(rollingUpdate.drainAndTerminate) false on the
@@ -190,6 +199,7 @@ from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import 
     group_instances,
     replaced,
     roll_args,
+    roll_order,
     roll_report,
     rolling_update_args,
 )
@@ -289,9 +299,11 @@ def roll(module, params, runner, cluster, result, guard):
     result["skipped_groups"] = []
     if not result["would_roll"]:
         return
-    disabled = drain_disabled(*ClusterOps(runner, None).get_all(cluster))
+    spec, groups = ClusterOps(runner, None).get_all(cluster)
+    disabled = drain_disabled(spec, groups)
     result["skipped_groups"] = [{"name": g, "reason": disabled[g]} for g in result["would_roll"] if g in disabled]
     result["would_roll"] = [g for g in result["would_roll"] if g not in disabled]
+    result["roll_order"] = roll_order(result["would_roll"], groups)
     if not result["would_roll"]:
         return
     instances = cloud_instances(module, cluster)

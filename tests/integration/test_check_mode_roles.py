@@ -43,7 +43,7 @@ def test_every_role_in_check_mode_writes_nothing(applied_cluster, cluster_play, 
     digest = hashlib.sha256(kubeconfig.read_bytes()).hexdigest()
 
     run = kplay(roles, check=True)
-    assert run.rc == 0, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or run.stdout[-2000:]
+    assert run.rc == 0, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or (run.stdout[-2000:] + run.stderr[-2000:])
     changed = {name.split(" : ")[0] for name, result in run.results if result.get("changed")}
     # each role had something to do, and said so
     for role in ("subdomain_delegation", "state_store", "cluster", "instancegroups", "upgrade", "teardown", "kops_iam"):

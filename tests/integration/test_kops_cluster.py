@@ -131,6 +131,39 @@ def test_converge_version_and_labels_and_version_rules(applied_cluster, cluster_
     assert removed["changes"] == [{"path": "spec.cloudLabels.environment", "before": "test", "after": None}]
 
 
+def test_check_mode_reports_what_kops_stored_in_a_scratch_copy(applied_cluster, cluster_play):
+    """Check mode on an existing cluster runs kops' own writing commands on a scratch copy of the specs (issue 20
+    item 2): the spec reported is the one kops stored there and read back, not the options laid over the stored
+    spec. A nested field kops does not know (``auditLogMaxAges``, a misspelling of ``auditLogMaxAge``) is dropped by
+    kops without a word (cmd/kops/replace.go decodes leniently): it is missing from the check-mode spec, and both the
+    check-mode and the real run name it (``dropped_fields`` and a warning). Check mode writes nothing; the real run
+    stores the known field only."""
+    kops_world = applied_cluster
+    spec = {"kubeAPIServer": {"auditLogMaxAge": 7, "auditLogMaxAges": 7}}
+    before = kops_world.emulator.snapshot()
+    preview = cluster_play([cluster_task(name=CLUSTER, spec=spec, apply=True)], check=True, diff=True).result("cluster")
+    after = kops_world.emulator.snapshot()
+    assert after == before, kops_world.emulator.snapshot_diff(before, after)
+    assert not preview.get("failed"), preview.get("msg")
+    assert preview["changed"] is True and preview["requested"]["spec"] == spec
+    assert preview["spec"]["kubeAPIServer"]["auditLogMaxAge"] == 7 and "auditLogMaxAges" not in preview["spec"]["kubeAPIServer"], preview["spec"]
+    [spec_diff] = [d for d in preview["diff"] if "after" in d]  # then the cloud plan's (kops_output.add_plan_diff)
+    assert spec_diff["after"]["spec"] == preview["spec"]
+    assert preview["dropped_fields"] == ["spec.kubeAPIServer.auditLogMaxAges"]
+    assert any("kops did not keep spec.kubeAPIServer.auditLogMaxAges" in w for w in user_warnings(preview)), preview.get("warnings")
+    scratch = [c["argv"][1:3] for c in preview["kops_invocations"] if c.get("store") == "scratch"]
+    assert scratch == [["replace", "-f"], ["update", "cluster"], ["get", "cluster"]], preview["kops_invocations"]
+    assert [c["argv"][1:3] for c in preview["kops_invocations"] if c.get("store") != "scratch"] == [["get", "cluster"]]
+
+    applied = cluster_play([cluster_task(name=CLUSTER, spec=spec)]).result("cluster")
+    assert not applied.get("failed"), applied.get("msg")
+    assert applied["dropped_fields"] == ["spec.kubeAPIServer.auditLogMaxAges"]
+    assert any("kops did not keep spec.kubeAPIServer.auditLogMaxAges" in w for w in user_warnings(applied)), applied.get("warnings")
+    stored = stored_cluster(kops_world)["spec"]["kubeAPIServer"]
+    assert stored["auditLogMaxAge"] == 7 and "auditLogMaxAges" not in stored
+    assert applied["spec"]["kubeAPIServer"] == stored
+
+
 def stored_cluster(kops_world):
     import yaml
 

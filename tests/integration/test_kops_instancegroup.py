@@ -59,6 +59,34 @@ def test_scale_up_preview_apply_and_noop(cluster, kplay):
     assert cluster.store_versions() == versions
 
 
+def test_check_mode_reports_what_kops_stored_in_a_scratch_copy(cluster, kplay):
+    """Check mode runs kops' own ``kops create -f`` / ``kops replace -f`` on a scratch copy of the specs (issue 20 item
+    2), and reports the group kops stored there, read back: a nested field kops does not know (``kubelet.maxPod``,
+    for ``maxPods``) is dropped by kops without a word, so it is missing from the check-mode spec and named in
+    ``dropped_fields`` and a warning, in check mode and for real alike. Check mode writes nothing (state store and
+    cloud); the real run stores what kops kept."""
+    spec = {"kubelet": {"maxPods": 50, "maxPod": 50}}
+    options = dict(name="extra", role="Node", subnets=["us-east-1a"], min_size=1, max_size=1, machine_type="t3.medium", image=UBUNTU_AMI, spec=spec, apply=True)
+    before, store = cluster.emulator.snapshot(), cluster.store()
+    preview = kplay([ig_task(**options)], check=True, diff=True).result("ig")
+    after = cluster.emulator.snapshot()
+    assert after == before, cluster.emulator.snapshot_diff(before, after)
+    assert cluster.store() == store
+    assert not preview.get("failed") and preview["changed"] is True, preview.get("msg")
+    assert preview["spec"]["kubelet"] == {"maxPods": 50}, preview["spec"]
+    assert preview["dropped_fields"] == ["spec.kubelet.maxPod"]
+    assert any("kops did not keep spec.kubelet.maxPod" in w for w in preview.get("warnings") or []), preview.get("warnings")
+    assert preview["instance_group"]["min_size"] == 1 and preview["instance_group"]["zones"] == ["us-east-1a"]
+    scratch = [c["argv"][1:3] for c in preview["kops_invocations"] if c.get("store") == "scratch"]
+    assert scratch == [["create", "-f"], ["get", "all"], ["update", "cluster"]], preview["kops_invocations"]
+    assert "create AutoscalingGroup/extra.%s" % CLUSTER in " ".join(preview["plan_summary"]), preview["plan_summary"]
+
+    done = kplay([ig_task(**dict(options, apply=False))]).result("ig")
+    assert not done.get("failed"), done.get("msg")
+    assert done["dropped_fields"] == ["spec.kubelet.maxPod"] and done["spec"] == preview["spec"]
+    assert stored_ig(cluster, "extra")["spec"]["kubelet"] == {"maxPods": 50}
+
+
 def test_apply_without_the_dry_run_when_the_run_wrote_the_spec(cluster, kplay):
     """plan_before_apply=false: the write already makes the run changed, so it goes straight to --yes
     (one kops update less) and the Auto Scaling group follows; a run that writes nothing still plans."""

@@ -134,17 +134,25 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
     ]
     scale = first(run, "Plan and apply the cluster once")
     assert "modify AutoscalingGroup/nodes-us-east-1c.%s: MaxSize 0 -> 1, MinSize 0 -> 1" % example["cluster_name"] in scale["plan_summary"]
-    roll = first(run, "Rolling update in kops' order (bastions, control plane, nodes)")
-    assert len(roll["replaced"]) == 6 and all(ids["before"] and ids["after"] for ids in roll["replaced"].values())
-    assert "--cloudonly" not in roll["kops_invocations"][-2]["argv"]
-    assert [g["name"] for g in roll["rolled"]] == [
-        "control-plane-us-east-1a",
-        "control-plane-us-east-1b",
-        "control-plane-us-east-1c",
-        "nodes-us-east-1a",
-        "nodes-us-east-1b",
-        "nodes-us-east-1c",
+    # issue 18 item 4: one task result per group, in kops' order, each with what that group's roll did
+    order = [
+        ("ControlPlane", "control-plane-us-east-1a"),
+        ("ControlPlane", "control-plane-us-east-1b"),
+        ("ControlPlane", "control-plane-us-east-1c"),
+        ("Node", "nodes-us-east-1a"),
+        ("Node", "nodes-us-east-1b"),
+        ("Node", "nodes-us-east-1c"),
     ]
+    per_group = first(run, "Rolling update - one group at a time in kops' order (bastions, control plane, nodes)")["results"]
+    assert [(r["item"]["role"], r["item"]["name"]) for r in per_group] == order
+    for group in per_group:
+        assert [g["name"] for g in group["rolled"]] == [group["item"]["name"]] and group["rolled"][0]["seconds"] > 0, group.get("rolled")
+        assert list(group["replaced"]) == [group["item"]["name"]], group["replaced"]
+        roll_call = group["kops_invocations"][-2]["argv"]
+        assert "--yes" in roll_call and "--cloudonly" not in roll_call and roll_call[roll_call.index("--instance-group") + 1] == group["item"]["name"]
+    roll = first(run, "Rolling update - what the roll did, as one result")["ansible_facts"]["upgrade_roll"]
+    assert len(roll["replaced"]) == 6 and all(ids["before"] and ids["after"] for ids in roll["replaced"].values())
+    assert [g["name"] for g in roll["rolled"]] == [name for _role, name in order]
     assert all(g["done"] and g["nodes_drained"] for g in roll["rolled"])
     assert sum(g["pods_evicted"] for g in roll["rolled"]) >= 6
     after = first(run, "List the nodes after the upgrade")["resources"]

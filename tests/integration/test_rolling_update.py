@@ -36,6 +36,10 @@ def test_roll_after_upgrade_gate_interruption_rerun_noop(kops_world, kplay, kube
         "nodes-us-east-1b",
     ]
     assert all(g["status"] == "NeedsUpdate" for g in preview["groups_before"] if g["name"] in preview["would_roll"])
+    # kops' order (pkg/instancegroups/rollingupdate.go): the control plane by name, then the nodes by name
+    assert [(g["role"], g["name"]) for g in preview["roll_order"]] == [("ControlPlane", "control-plane-us-east-1%s" % z) for z in "abc"] + [
+        ("Node", "nodes-us-east-1%s" % z) for z in "ab"
+    ]
     after_snapshot = kops_world.emulator.snapshot()
     assert after_snapshot == before_state, kops_world.emulator.snapshot_diff(before_state, after_snapshot)
 
@@ -140,7 +144,7 @@ def test_drain_and_terminate_false_is_skipped_and_left_out(applied_cluster, clus
     assert not skipped.get("failed"), skipped.get("msg")
     assert skipped["changed"] is False
     assert skipped["skipped_groups"] == [{"name": "nodes-us-east-1a", "reason": "rollingUpdate.drainAndTerminate: false on the InstanceGroup"}]
-    assert skipped["would_roll"] == []
+    assert skipped["would_roll"] == [] and skipped["roll_order"] == []
     assert [g["status"] for g in skipped["groups_before"] if g["name"] == "nodes-us-east-1a"] == ["NeedsUpdate"]
     assert [c["argv"][1:3] for c in skipped["kops_invocations"]] == [["rolling-update", "cluster"], ["get", "all"]]
     assert skipped["state_store_safety"]["lock"] is None
@@ -158,6 +162,7 @@ def test_drain_and_terminate_false_is_skipped_and_left_out(applied_cluster, clus
         {"name": "nodes-us-east-1a", "reason": "rollingUpdate.drainAndTerminate: false in the cluster spec (the InstanceGroup sets none)"}
     ]
     assert rolled["would_roll"] == ["nodes-us-east-1b"] and rolled["changed"] is True
+    assert rolled["roll_order"] == [{"name": "nodes-us-east-1b", "role": "Node"}]
     yes = [c["argv"] for c in rolled["kops_invocations"] if "--yes" in c["argv"]]
     assert len(yes) == 1 and yes[0][yes[0].index("--instance-group") + 1] == "nodes-us-east-1b"
     assert sorted(rolled["replaced"]) == ["nodes-us-east-1b"]

@@ -2,6 +2,7 @@
 
 import pytest
 
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_rolling
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import group_instances, replaced, rolling_update_args
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
 
@@ -132,4 +133,26 @@ def test_drain_disabled_resolves_group_then_cluster_then_true():
         "node",
         "--cloudonly",
         "--yes",
+    ]
+
+
+def test_roll_order_is_kops_order_bastions_control_plane_apiservers_nodes():
+    """pkg/instancegroups/rollingupdate.go:110-235: bastions, the control plane (its legacy role Master too), API
+    servers, nodes, each phase by name in byte order (sortGroups: sort.Strings, so "Z" before "a")."""
+    groups = {
+        "nodes-b": {"spec": {"role": "Node"}},
+        "control-plane-b": {"spec": {"role": "Master"}},
+        "control-plane-a": {"spec": {"role": "ControlPlane"}},
+        "bastions": {"spec": {"role": "Bastion"}},
+        "api": {"spec": {"role": "APIServer"}},
+        "Zeta": {"spec": {"role": "Node"}},
+    }
+    assert kops_rolling.roll_order(["nodes-b", "control-plane-b", "Zeta", "api", "control-plane-a", "bastions", "unknown"], groups) == [
+        {"name": "bastions", "role": "Bastion"},
+        {"name": "control-plane-a", "role": "ControlPlane"},
+        {"name": "control-plane-b", "role": "ControlPlane"},
+        {"name": "api", "role": "APIServer"},
+        {"name": "Zeta", "role": "Node"},
+        {"name": "nodes-b", "role": "Node"},
+        {"name": "unknown", "role": "Node"},
     ]
