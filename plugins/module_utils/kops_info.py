@@ -183,8 +183,9 @@ def read_nodes(kubeconfig, context=None, timeout=15):
 
     :raises Exception: what the kubernetes client raises when the API cannot be reached or refuses.
     """
-    api = kops_pdb.k8s_config.new_client_from_config(config_file=kubeconfig, context=context)
-    items = kops_pdb.k8s_client.CoreV1Api(api).list_node(_request_timeout=timeout).items
+    k8s_client, k8s_config = kops_pdb.kubernetes_client()
+    api = k8s_config.new_client_from_config(config_file=kubeconfig, context=context)
+    items = k8s_client.CoreV1Api(api).list_node(_request_timeout=timeout).items
     return [api.sanitize_for_serialization(node) for node in items]
 
 

@@ -19,7 +19,6 @@ except ImportError:  # pragma: no cover - AnsibleAWSModule reports missing botoc
     WaiterError = None
 
 from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
-from ansible_collections.amazon.aws.plugins.module_utils.waiters import get_waiter
 
 from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import is_subdomain, parent_name
 
@@ -225,6 +224,10 @@ def wait_insync(client, change_ids, timeout, delay=2):
     :raises TimeoutError: a change is still PENDING after ``timeout``.
     :raises botocore.exceptions.WaiterError: GetChange itself failed (e.g. access denied).
     """
+    # imported here: amazon.aws' waiters module loads every service's waiter models (about 0.15 s), which every run of
+    # kops_cluster and route53_subdomain paid at start-up though only a Route53 change waits
+    from ansible_collections.amazon.aws.plugins.module_utils.waiters import get_waiter
+
     waiter = get_waiter(client, "resource_record_sets_changed")
     start = time.monotonic()
     for change_id in change_ids:
