@@ -745,6 +745,44 @@ def ec2_creates_honour_their_client_token():
 
 
 @patch
+def describe_snapshots_honours_owner_ids():
+    """ec2:DescribeSnapshots with OwnerIds (``self``, an account id, ``amazon``).
+
+    moto: ignores OwnerIds, so ``OwnerIds=["self"]`` also lists the snapshots behind the public images of its AMI
+    catalogue (owned by Amazon, Canonical, Red Hat...), which a region shows as soon as anything reads it; a state
+    snapshot (tools/harness/snapshot.py) then saw such a region appear between two reads.
+    AWS (DescribeSnapshots, OwnerIds): "Scopes the results to snapshots with the specified owners. You can specify a
+    combination of Amazon Web Services account IDs, self, and amazon": ``self`` is the caller's account, ``amazon``
+    snapshots Amazon owns (moto's ``owner_alias``), and an account id that account.
+    """
+    from moto.core.responses import ActionResult
+    from moto.ec2.responses.elastic_block_store import ElasticBlockStore
+
+    original = ElasticBlockStore.describe_snapshots
+
+    def describe_snapshots(self):
+        owners = self._get_param("OwnerIds", [])
+        result = original(self)
+        if not owners:
+            return result
+        account = self.ec2_backend.account_id
+
+        def owned(snapshot):
+            for owner in owners:
+                if owner == "self" and snapshot.owner_id == account:
+                    return True
+                if owner == "amazon" and getattr(snapshot, "owner_alias", None) == "amazon":
+                    return True
+                if owner == snapshot.owner_id:
+                    return True
+            return False
+
+        return ActionResult({"Snapshots": [snapshot for snapshot in result.result["Snapshots"] if owned(snapshot)]})
+
+    ElasticBlockStore.describe_snapshots = describe_snapshots
+
+
+@patch
 def elbv2_creates_with_the_same_settings_return_the_existing_object():
     """elasticloadbalancing (v2) CreateLoadBalancer, CreateTargetGroup and CreateListener repeated with the same
     settings, e.g. a retry of a request whose response was lost.

@@ -653,3 +653,19 @@ def test_auto_scaling_group_with_an_instance_profile_needs_pass_role(emulator):
     names = [g["AutoScalingGroupName"] for g in emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"]]
     assert names == ["nodes.k.example.org"]
     assert [(r["action"], r["resource"]) for r in emulator.iam_refusals()] == [("iam:PassRole", "arn:aws:iam::123456789012:role/admin")]
+
+
+def test_describe_snapshots_honours_owner_ids(emulator):
+    """DescribeSnapshots OwnerIds (AWS: "a combination of Amazon Web Services account IDs, self, and amazon"): self
+    lists the account's own snapshot only, not those behind the public images of moto's AMI catalogue; an owner id
+    lists that owner's; without OwnerIds everything visible is listed, as before."""
+    ec2 = emulator.client("ec2", "eu-west-2")
+    volume = ec2.create_volume(AvailabilityZone="eu-west-2a", Size=1)["VolumeId"]
+    own = ec2.create_snapshot(VolumeId=volume)["SnapshotId"]
+    everything = ec2.describe_snapshots()["Snapshots"]
+    others = [s for s in everything if s["OwnerId"] != "123456789012"]
+    assert others, "moto's AMI catalogue has snapshots owned by others"
+    assert [s["SnapshotId"] for s in ec2.describe_snapshots(OwnerIds=["self"])["Snapshots"]] == [own]
+    assert [s["SnapshotId"] for s in ec2.describe_snapshots(OwnerIds=["123456789012"])["Snapshots"]] == [own]
+    other = others[0]["OwnerId"]
+    assert {s["OwnerId"] for s in ec2.describe_snapshots(OwnerIds=[other])["Snapshots"]} == {other}

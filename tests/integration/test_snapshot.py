@@ -585,7 +585,7 @@ def check(emulator, setup, act, kind):
     before = emulator.snapshot()
     act(aws)
     after = emulator.snapshot()
-    differences = emulator.snapshot_diff(before, after, limit=100)
+    differences = emulator.snapshot_diff(before, after, limit=100).splitlines()
     assert after != before, "the snapshot did not see it"
     assert any(d.startswith(kind) for d in differences), differences
 
@@ -640,15 +640,35 @@ def test_diff_names_made_deleted_and_changed():
     ]
 
 
-def test_a_region_first_touched_between_takes_names_who_touched_it(emulator):
+def test_a_region_only_read_stays_out_and_a_write_there_names_who_touched_it(emulator):
     """A read in a region no call has touched since the reset makes the emulator hold what AWS has there from the
-    start (the default VPC...), so the second take differs; the difference names the request that touched the
-    region first (its credential scope and User-Agent), so that a stray caller can be found from a failure alone."""
+    start (the default VPC and its parts): the take leaves such an untouched region out, as on AWS, so the two takes
+    stay equal. A write there shows, and the difference names the request that touched the region first (its
+    credential scope and User-Agent), so that a stray caller can be found from a failure alone. Deleting a default
+    subnet or the default VPC of an otherwise untouched region shows too."""
     before = emulator.snapshot()
     emulator.client("ec2", "ap-southeast-2").describe_vpcs()
+    emulator.client("autoscaling", "ap-southeast-2").describe_auto_scaling_groups()
     after = emulator.snapshot()
-    differences = emulator.snapshot_diff(before, after, limit=100)
-    assert any(d.startswith("ap-southeast-2/ec2.vpcs: +vpc-") for d in differences), differences
+    assert after == before, emulator.snapshot_diff(before, after)
+
+    ec2 = emulator.client("ec2", "ap-southeast-4")
+    ec2.create_vpc(CidrBlock="10.9.0.0/16")
+    after = emulator.snapshot()
+    differences = emulator.snapshot_diff(before, after, limit=100).splitlines()
+    assert any(d.startswith("ap-southeast-4/ec2.vpcs: +vpc-") for d in differences), differences
     touched = json.loads(differences[-1].partition("first touched: ")[2])
-    assert touched["ec2 ap-southeast-2"]["credential_scope"].split("/")[1:3] == ["ap-southeast-2", "ec2"], touched
-    assert touched["ec2 ap-southeast-2"]["user_agent"].startswith("Boto3/"), touched
+    assert touched["ec2 ap-southeast-4"]["credential_scope"].split("/")[1:3] == ["ap-southeast-4", "ec2"], touched
+    assert touched["ec2 ap-southeast-4"]["user_agent"].startswith("Boto3/"), touched
+
+    for region, delete in (
+        ("ca-central-1", lambda ec2, vpc, subnets: ec2.delete_subnet(SubnetId=subnets[0])),
+        ("sa-east-1", lambda ec2, vpc, subnets: ([ec2.delete_subnet(SubnetId=s) for s in subnets], ec2.delete_vpc(VpcId=vpc))),
+    ):
+        ec2 = emulator.client("ec2", region)
+        vpc = [v["VpcId"] for v in ec2.describe_vpcs()["Vpcs"] if v["IsDefault"]][0]
+        subnets = [s["SubnetId"] for s in ec2.describe_subnets()["Subnets"] if s["VpcId"] == vpc]
+        before = emulator.snapshot()
+        delete(ec2, vpc, subnets)
+        after = emulator.snapshot()
+        assert after != before and any(d.startswith(region + "/ec2.") for d in emulator.snapshot_diff(before, after).splitlines()), region

@@ -176,10 +176,12 @@ class Emulator:
             getattr(self.client(service, region), method)()
 
     def snapshot_diff(self, before, after, limit=20):
-        """Where two :meth:`snapshot` values differ: list of str, ``'<region>/<service>.<kind>: +id ...'`` for a
-        resource made, ``-id`` for one deleted, ``~id path: old -> new`` for one changed. When a region appears in
-        ``after`` only, a last line names the requests that first touched it (``first touched: ...``: method, path,
-        X-Amz-Target, User-Agent and credential scope, as the emulator noted them since its last reset)."""
+        """Where two :meth:`snapshot` values differ, one line per difference (str, so that pytest prints an assertion
+        message made of it in full; a list would be cut to about 240 characters): ``'<region>/<service>.<kind>: +id
+        ...'`` for a resource made, ``-id`` for one deleted, ``~id path: old -> new`` for one changed. When a region
+        appears in ``after`` only, a last line names the requests that first touched it (``first touched: ...``:
+        method, path, X-Amz-Target, User-Agent and credential scope, as the emulator noted them since its last
+        reset)."""
         from . import snapshot
 
         before, after = json.loads(before), json.loads(after)
@@ -192,7 +194,7 @@ class Emulator:
                 touches = {"?": repr(exc)}
             named = {key: value for key, value in touches.items() if key.rsplit(" ", 1)[-1] in regions}
             found.append("first touched: %s" % json.dumps(named, sort_keys=True))
-        return found
+        return "\n".join(found)
 
     def aws_env(self):
         """The environment a user sets to point AWS tools at this endpoint (dict of str)."""

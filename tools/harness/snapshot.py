@@ -13,8 +13,10 @@ marker is listed.
 
 Regions: the emulator reports where it holds state (``GET /moto-api/kopsible/regions``, an extension in
 tools/emulator.py); every such region, and the partitions (``aws``, ``aws-cn``, ``aws-us-gov``) of the global
-services, is read. A region first touched between two takes (even by a read) shows up with what AWS makes in
-every account (default VPC...), so warm it first (``Emulator.warm(region)``).
+services, is read. The emulator makes what AWS has in every region of an account (the default VPC and its parts)
+when a region is first called, even by a read; a region holding only those, untouched, is left out of a take
+(:func:`only_aws_defaults`), as on AWS, where they were always there: a region only read between two takes does
+not make them differ, a write or a deletion there does.
 
 Left out on purpose, because AWS owns them and no caller can write them: AWS-managed IAM policies
 (``list_policies(Scope='Local')`` lists customer-managed ones only) and public images (``Owners=['self']``).
@@ -97,10 +99,86 @@ def take(emulator, client=None):
             for what, items in reader(client(name, region)).items():
                 state["%s/%s.%s" % (partition, name, what)] = items
     for region in regions:
+        found = {}
         for name, reader in (("ec2", _ec2), ("autoscaling", _autoscaling), ("elb", _elb), ("elbv2", _elbv2), ("sqs", _sqs), ("events", _events)):
             for what, items in reader(client(name, region)).items():
-                state["%s/%s.%s" % (region, name, what)] = items
+                if items:
+                    found["%s.%s" % (name, what)] = items
+        if not any(vpc.get("IsDefault") for vpc in (found.get("ec2.vpcs") or {}).values()):
+            found["ec2.default_vpc"] = {"none": {"note": "the region's default VPC was deleted"}}
+        if not (only_aws_defaults(found) and _a_default_subnet_per_zone(client("ec2", region), found)):
+            state.update(("%s/%s" % (region, kind), items) for kind, items in found.items())
     return {kind: items for kind, items in state.items() if items}
+
+
+def _a_default_subnet_per_zone(ec2, found):
+    """True when the default subnets are one per availability zone of the region (none deleted)."""
+    zones = sorted(z["ZoneName"] for z in ec2.describe_availability_zones().get("AvailabilityZones", []))
+    return sorted(s.get("AvailabilityZone") for s in (found.get("ec2.subnets") or {}).values()) == zones
+
+
+DEFAULT_KINDS = ("ec2.vpcs", "ec2.subnets", "ec2.security_groups", "ec2.security_group_rules", "ec2.network_acls", "ec2.route_tables", "ec2.internet_gateways")
+ALL_TRAFFIC = {"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}], "Ipv6Ranges": [], "PrefixListIds": [], "UserIdGroupPairs": []}
+DEFAULT_ACL_ENTRIES = sorted(
+    [(egress, action, number) for egress in (False, True) for action, number in (("allow", 100), ("deny", 32767))],
+)
+
+
+def only_aws_defaults(found):
+    """True when a region's resources (``{'<service>.<what>': {id: description}}``) are exactly what AWS makes in
+    every region of an account, untouched: one default VPC, its default subnets (one per zone: checked by the caller,
+    which reads the zones), its ``default`` security group
+    (no ingress, the one all-traffic egress rule), its default network ACL (the four default entries), its main
+    route table (the local route, and a route to its internet gateway), its internet gateway, none of them tagged.
+
+    AWS has those in every region from the start; the emulator makes them when a region is first called, even by a
+    read. So such a region is left out of a take, and a region only read between two takes does not make them
+    differ, while any write there (a tag, a rule, a resource) or a deletion (``ec2.default_vpc`` notes a deleted
+    default VPC) keeps the region in."""
+    if not found or any(kind not in DEFAULT_KINDS for kind in found):
+        return False
+    vpcs = list((found.get("ec2.vpcs") or {}).values())
+    if len(vpcs) != 1 or not vpcs[0].get("IsDefault") or vpcs[0].get("Tags"):
+        return False
+    vpc = vpcs[0]["VpcId"]
+    groups = found.get("ec2.security_groups") or {}
+    for items, good in (
+        (found.get("ec2.subnets"), lambda s: s.get("DefaultForAz") and s.get("VpcId") == vpc),
+        (
+            groups,
+            lambda g: (
+                g.get("GroupName") == "default" and g.get("VpcId") == vpc and not g.get("IpPermissions") and g.get("IpPermissionsEgress") == [ALL_TRAFFIC]
+            ),
+        ),
+        (
+            found.get("ec2.security_group_rules"),
+            lambda r: r.get("GroupId") in groups and r.get("IsEgress") and r.get("CidrIpv4") == "0.0.0.0/0" and r.get("IpProtocol") == "-1",
+        ),
+        (
+            found.get("ec2.network_acls"),
+            lambda a: (
+                a.get("IsDefault")
+                and a.get("VpcId") == vpc
+                and sorted((e.get("Egress"), e.get("RuleAction"), e.get("RuleNumber")) for e in a.get("Entries") or []) == DEFAULT_ACL_ENTRIES
+            ),
+        ),
+        (
+            found.get("ec2.route_tables"),
+            lambda t: (
+                t.get("VpcId") == vpc
+                and all(a.get("Main") for a in t.get("Associations") or [])
+                and all(
+                    r.get("GatewayId") == "local" or (str(r.get("GatewayId")).startswith("igw-") and r.get("DestinationCidrBlock") == "0.0.0.0/0")
+                    for r in t.get("Routes") or []
+                )
+            ),
+        ),
+        (found.get("ec2.internet_gateways"), lambda g: [a.get("VpcId") for a in g.get("Attachments") or []] in ([], [vpc])),
+    ):
+        for item in (items or {}).values():
+            if item.get("Tags") or not good(item):
+                return False
+    return len(groups) <= 1
 
 
 def dumps(state):
