@@ -135,7 +135,7 @@ def lifecycle(local, kubeconfig, yaml):
 
 
 def report(run, example, elapsed, world=None):
-    delegation = task(run, "from its parent zone - " + example["subdomain"])
+    delegation = task(run, "for DNS to answer SOA and NS) - " + example["subdomain"])
     bucket = task(run, "State store bucket " + example["state_store_bucket"])
     created = [r for n, r in run.results if n.endswith("is present") and "kops_invocations" in r]
     deleted = [r for n, r in run.results if n.endswith("Delete the cluster (kops delete cluster --yes)") and "kops_invocations" in r]

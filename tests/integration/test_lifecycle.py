@@ -115,7 +115,7 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
     assert authorized[operator_env["AWS_ACCESS_KEY_ID"]].get("APN", 0) > 50, authorized
     assert run.rc == 0 and run.status == "successful", [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or (run.stdout + run.stderr)[-3000:]
 
-    delegation = first(run, "from its parent zone - " + example["subdomain"])
+    delegation = first(run, "for DNS to answer SOA and NS) - " + example["subdomain"])
     assert delegation["verified"] is True and len(delegation["name_servers"]) == 4
     bucket = first(run, "State store bucket kopsclustertest-state")
     assert bucket["versioning"]["Versioning"] == "Enabled"
