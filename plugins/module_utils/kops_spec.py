@@ -277,9 +277,14 @@ def dropped_paths(desired, stored, prefix="spec"):
     return sorted(found)
 
 
-def dropped_fields_warning(dropped):
-    """The warning for :func:`dropped_paths` (str)."""
-    return "kops did not keep %s: fields its API (kops.k8s.io/v1alpha2) does not know are dropped without a word; check their spelling" % ", ".join(dropped)
+def report_dropped_fields(result, desired, stored, warn):
+    """Name the fields of ``desired`` that kops did not keep in ``stored`` (:func:`dropped_paths`), for both modules
+    that write specs: ``result['dropped_fields']`` (list of dotted paths, only when there are some) and one warning
+    through ``warn`` (a callable given a str, e.g. ``module.warn``)."""
+    dropped = dropped_paths(desired, stored)
+    if dropped:
+        result["dropped_fields"] = dropped
+        warn("kops did not keep %s: fields its API (kops.k8s.io/v1alpha2) does not know are dropped without a word; check their spelling" % ", ".join(dropped))
 
 
 def _leaves(change):

@@ -768,7 +768,7 @@ def upgrade(module, writer, name, current, params, result):
     return writer.get_cluster(name)
 
 
-def converge(module, ops, writer, name, current, params, result, base):
+def converge(module, writer, name, current, params, result, base):
     """Write the differing convergeable fields of an existing cluster, through ``writer`` (the real store's ClusterOps,
     or in check mode the scratch store's).
 
@@ -797,8 +797,7 @@ def converge(module, ops, writer, name, current, params, result, base):
     if result["changes"]:
         result["changed"] = True
         if kops_spec.diff_paths(kops_spec.strip_server_fields(base), desired):
-            if writer is ops:
-                ops.intend(result["changes"])
+            writer.intend(result["changes"])  # on a scratch store it only records them
             writer.replace(desired)
     return desired
 
@@ -828,10 +827,8 @@ def report_stored(module, result, desired, stored):
     for entry in diff if isinstance(diff, list) else [diff]:  # a list once the cloud plan joined it (kops_output.add_plan_diff)
         if "after" in entry:
             entry["after"] = {"spec": stored.get("spec")}
-    dropped = kops_spec.dropped_paths(desired, stored) if desired else []
-    if dropped:
-        result["dropped_fields"] = dropped
-        module.warn(kops_spec.dropped_fields_warning(dropped))
+    if desired:
+        kops_spec.report_dropped_fields(result, desired, stored, module.warn)
 
 
 def ensure_present(module, ops, name, params, s3=None):
@@ -853,7 +850,7 @@ def ensure_present(module, ops, name, params, s3=None):
         else:
             check_version_rule(module, current, params, result)
             base = upgrade(module, writer, name, current, params, result)
-            desired = converge(module, ops, writer, name, current, params, result, base)
+            desired = converge(module, writer, name, current, params, result, base)
         if params["apply"] and current is None and module.check_mode:
             result["plan_note"] = "a new cluster's cloud plan needs its spec in the state store; kops computes it on creation"
         elif params["apply"]:

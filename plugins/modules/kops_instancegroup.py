@@ -480,10 +480,7 @@ def report_stored(module, writer, result, manifest):
     result["spec"] = stored.get("spec")
     result["instance_group"] = writer.ig_summary(stored)
     result["diff"]["after"] = stored.get("spec")
-    dropped = kops_spec.dropped_paths(manifest, stored)
-    if dropped:
-        result["dropped_fields"] = dropped
-        module.warn(kops_spec.dropped_fields_warning(dropped))
+    kops_spec.report_dropped_fields(result, manifest, stored, module.warn)
 
 
 def ensure(module, ops, params):
@@ -543,8 +540,7 @@ def ensure_and_apply(module, ops, params, guard):
     try:
         writer = scratch.ops if scratch else ops
         if manifest is not None:
-            if writer is ops:
-                ops.intend(result["changes"])
+            writer.intend(result["changes"])  # on a scratch store it only records them
             (writer.replace if existed else writer.create_manifest)(manifest)
             report_stored(module, writer, result, manifest)
         elif removing and scratch:
