@@ -71,6 +71,7 @@ FLAGS = {
     "target": ("--target", VALUE),
     "out": ("--out", VALUE),
     "create_kube_config": ("--create-kube-config", BOOL),
+    "prune": ("--prune", SWITCH),  # delete old revisions kept during an upgrade (update_cluster.go:193)
     # kops rolling-update cluster (cmd/kops/rolling-update_cluster.go)
     "instance_groups": ("--instance-group", JOINED),
     "instance_group_roles": ("--instance-group-roles", JOINED),

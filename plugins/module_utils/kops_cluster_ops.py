@@ -22,10 +22,26 @@ from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import K
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import CLUSTER_FIELDS, get_path, normalize_role
 
 
-def update_cluster_args(name, yes=False, target=None, out=None):
+def update_cluster_args(name, yes=False, target=None, out=None, instance_group_roles=None, prune=False):
     """argv of ``kops update cluster --name NAME``: a dry run, or with ``yes`` the apply, which never touches the
-    kubeconfig (``--create-kube-config=false``; export is separate); ``target``/``out`` for ``--target terraform``."""
-    return kops_argv.command(["update", "cluster"], name=name, target=target, out=out, yes=yes, create_kube_config=False if yes else None)
+    kubeconfig (``--create-kube-config=false``; export is separate); ``target``/``out`` for ``--target terraform``.
+
+    :param instance_group_roles: only the InstanceGroups of these roles (kops names, kops_rolling.rolling_role), as
+        ``--instance-group-roles`` (cmd/kops/update_cluster.go:180, matchInstanceGroupRoles): the first step of kOps'
+        1.31+ upgrade order updates ``control-plane,apiserver`` alone (cmd/kops/reconcile_cluster.go).
+    :param prune: ``--prune``: also delete the old revisions kops kept during an upgrade (DeletionProcessingMode
+        DeleteIncludingDeferred, update_cluster.go:323), the last step of that order.
+    """
+    return kops_argv.command(
+        ["update", "cluster"],
+        name=name,
+        target=target,
+        out=out,
+        instance_group_roles=list(instance_group_roles or []),
+        prune=prune,
+        yes=yes,
+        create_kube_config=False if yes else None,
+    )
 
 
 def subnet_topology(subnets):
@@ -66,8 +82,10 @@ class ClusterOps(object):
     callable returning a boto3 Auto Scaling client: with it, :meth:`plan` reads back the group fields kops
     lists in every plan without reading them (kops_output.settle_unread_fields)."""
 
-    def __init__(self, runner, state_store, route53=None, versions=None, before_write=None, autoscaling=None):
+    def __init__(self, runner, state_store, route53=None, versions=None, before_write=None, autoscaling=None, update_options=None):
         self.runner = runner
+        # what every kops update cluster of this run covers: instance_group_roles, prune (update_cluster_args)
+        self.update_options = dict(update_options or {})
         self.state_store = state_store
         self._route53 = route53
         self._autoscaling = autoscaling
@@ -209,7 +227,7 @@ class ClusterOps(object):
     def plan(self, name):
         """``kops update cluster NAME`` (dry run): the parsed plan, its never-read-back group fields settled
         against AWS when an ``autoscaling`` client factory was given."""
-        return self.settle(kops_output.parse_update_plan(self.runner.run(update_cluster_args(name)).stdout))
+        return self.settle(kops_output.parse_update_plan(self.runner.run(update_cluster_args(name, **self.update_options)).stdout))
 
     def settle(self, plan):
         """:func:`kops_output.settle_unread_fields` with DescribeAutoScalingGroups (one call per group concerned)."""
@@ -254,7 +272,7 @@ class ClusterOps(object):
     def apply(self, name):
         """``kops update cluster NAME --yes``, without touching kubeconfig (export is separate)."""
         self._writing()
-        return self.runner.run(update_cluster_args(name, yes=True)).stdout
+        return self.runner.run(update_cluster_args(name, yes=True, **self.update_options)).stdout
 
     def write_terraform(self, name, out):
         """``kops update cluster --target terraform --out DIR --yes``; ``changed`` compares the files' hashes."""

@@ -215,6 +215,12 @@ def kops_argument_spec():
     )
 
 
+def kops_setting(params, name):
+    """The value of kops' environment variable ``name`` for a run with module options ``params``: O(kops_env) first,
+    then the module's own environment (what kops_runner.kops_environment hands kops); None when unset."""
+    return (params.get("kops_env") or {}).get(name, os.environ.get(name))
+
+
 def state_store_of(module):
     """The state store URL from ``state_store`` or ``KOPS_STATE_STORE``; fails the module when there is none
     or it is not an ``s3://``/``file://`` URL, and when PyYAML (which every kops module needs to read and

@@ -48,7 +48,7 @@ class ScratchStore(object):
             shutil.rmtree(self.workdir, ignore_errors=True)
             raise
         url = "file://" + self.workdir
-        self.ops = ClusterOps(ops.runner.derived(scratch=True, KOPS_STATE_STORE=url), url, autoscaling=ops._autoscaling)
+        self.ops = ClusterOps(ops.runner.derived(scratch=True, KOPS_STATE_STORE=url), url, autoscaling=ops._autoscaling, update_options=ops.update_options)
 
     def remove_instance_group(self, name):
         """Leave the InstanceGroup ``name`` out of the scratch store (a deletion being previewed)."""

@@ -197,15 +197,29 @@ def check_version_change(current, desired):
 OLDEST_SUPPORTED_KUBERNETES = (1, 31, 0)
 
 
-def supported_kubernetes_version(value, field="kubernetes_version"):
-    """:func:`kubernetes_version`, and at least kops' oldest supported version (1.31.0 for kops v1.36.2,
-    upup/pkg/fi/cloudup/apply_cluster.go:79 and 1010-1017), so that a version kops would never apply fails before
-    the spec is written. Returns ``(major, minor, patch)``."""
+# upup/pkg/fi/cloudup/apply_cluster.go:981-1005 (kops v1.36.2): a Kubernetes version at or above the next kops minor
+# (1.37.0) is refused by every `kops update cluster` ("kops upgrade is required") unless KOPS_RUN_TOO_NEW_VERSION is
+# set in kops' environment.
+TOO_NEW_KUBERNETES = (1, 37, 0)
+
+
+def supported_kubernetes_version(value, field="kubernetes_version", too_new_allowed=False):
+    """:func:`kubernetes_version`, within the range kops v1.36.2 applies: at least its oldest supported version
+    (1.31.0, upup/pkg/fi/cloudup/apply_cluster.go:79 and 1010-1017) and below the next kops minor (1.37.0,
+    apply_cluster.go:981-1005), so that a version kops would never apply fails before the spec is written.
+    ``too_new_allowed``: kops' environment has ``KOPS_RUN_TOO_NEW_VERSION``, kops' own bypass of the upper bound.
+    Returns ``(major, minor, patch)``."""
     version = kubernetes_version(value, field)
     if version < OLDEST_SUPPORTED_KUBERNETES:
         raise RuleError(
             "%s: %s is older than %s, the oldest Kubernetes version kops v1.36.2 supports "
             "(kops would write the spec and refuse every update: 'kubernetes upgrade is required')" % (field, value, "%d.%d.%d" % OLDEST_SUPPORTED_KUBERNETES)
+        )
+    if version >= TOO_NEW_KUBERNETES and not too_new_allowed:
+        raise RuleError(
+            "%s: %s is not yet supported by kops v1.36.2, which applies Kubernetes below %s (kops would write the spec and "
+            "refuse every update: 'kops upgrade is required'; KOPS_RUN_TOO_NEW_VERSION in kops_env is kops' own bypass)"
+            % (field, value, "%d.%d.%d" % TOO_NEW_KUBERNETES)
         )
     return version
 

@@ -230,6 +230,24 @@ options:
     description: Apply the spec to the cloud (C(kops update cluster --yes)) when the plan is not empty.
     type: bool
     default: false
+  instance_group_roles:
+    description:
+      - With O(apply=true), plan and apply only the InstanceGroups of these roles (C(kops update cluster
+        --instance-group-roles)), of C(control-plane), C(apiserver), C(node), C(bastion), read as kops reads them (any
+        case, plural, C(master) for the control plane). The cluster-wide resources are planned and applied as usual.
+      - The first step of kOps' upgrade order for Kubernetes 1.31 and later (kops docs/tutorial/upgrading-kubernetes.md,
+        C(kops reconcile cluster)) is C([control-plane, apiserver]); roll those groups before applying the rest, so
+        that no worker gets a kubelet newer than the control plane.
+      - Not with O(target=terraform), where kops would leave the other groups out of the files; the kOps page above
+        gives Terraform users a targeted C(terraform apply) of the control-plane Auto Scaling groups instead.
+    type: list
+    elements: str
+  prune:
+    description:
+      - With O(apply=true), also delete the old revisions of cloud resources that kops kept while instances still used
+        them (C(kops update cluster --prune)), the last step of kOps' upgrade order, once every group is rolled.
+    type: bool
+    default: false
   target:
     description: C(direct) applies to AWS; C(terraform) writes Terraform files into O(out).
     type: str
@@ -268,7 +286,13 @@ options:
     type: bool
     default: false
   kubeconfig:
-    description: Path of the kubeconfig file to write or clean up (default kops' own, E(KUBECONFIG) or C(~/.kube/config)).
+    description:
+      - Path of the kubeconfig file to write or clean up (default kops' own, E(KUBECONFIG) or C(~/.kube/config)).
+      - Every kops command of the run reads it too (as E(KUBECONFIG)). With it C(kops update cluster) reads the
+        kubelet versions of the control-plane Nodes (through the context named after the cluster, as C(kops export
+        kubecfg) writes it) and keeps the workers' launch configuration at the oldest of them until the control plane
+        runs the new version (cmd/kops/update_cluster.go C(checkControlPlaneRunningVersion)); without a kubeconfig
+        that answers, kops moves every group to the new version at once.
     type: path
   admin:
     description:
@@ -517,7 +541,7 @@ import functools
 import os
 import tempfile
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rules, kops_spec, route53
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rolling, kops_rules, kops_spec, route53
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.guard import StoreGuard, replan_on_change
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
     CREATE_ONLY,
@@ -527,7 +551,7 @@ from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops imp
     requested_options,
     stored_create_options,
 )
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, kops_setting, state_store_of
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import ScratchStore
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -580,6 +604,8 @@ def argument_spec():
         channel=dict(type="str"),
         spec=dict(type="dict"),
         apply=dict(type="bool", default=False),
+        instance_group_roles=dict(type="list", elements="str"),
+        prune=dict(type="bool", default=False),
         plan_before_apply=dict(type="bool", default=True),
         target=dict(type="str", default="direct", choices=["direct", "terraform"]),
         out=dict(type="path"),
@@ -627,7 +653,7 @@ def check_params(params, region):
     if params["spec"]:  # policy, role, certificate ARNs: of the cluster's partition and region
         kops_rules.arn_partitions(params["spec"], region or kops_rules.region_of_zone((params["zones"] or [""])[0]), "spec")
     if params["kubernetes_version"]:
-        kops_rules.supported_kubernetes_version(params["kubernetes_version"])
+        kops_rules.supported_kubernetes_version(params["kubernetes_version"], too_new_allowed=kops_setting(params, "KOPS_RUN_TOO_NEW_VERSION"))
     if params["dns_zone"]:
         params["dns_zone"] = kops_rules.dns_zone_encloses(params["dns_zone"], name)
     if params["cloud_labels"]:
@@ -638,10 +664,26 @@ def check_params(params, region):
         for value in params[field] or []:
             kops_rules.cidr(value, field)
     check_creation_options(params)
+    update_options(params)
     if params["bastion"] and params["topology"] != "private":
         # cmd/kops/create_cluster.go: "bastion supports --topology='private' only"
         raise kops_rules.RuleError("bastion: a bastion needs topology: private (public subnets need none)")
     return name
+
+
+def update_options(params):
+    """The options of every ``kops update cluster`` of the run (ClusterOps.update_options): ``instance_group_roles`` in
+    kops' names (kops_rolling.rolling_role, the parse kops' update and rolling update share) and ``prune``. Raises
+    kops_rules.RuleError for an unknown role, or for roles with ``target: terraform`` (kops would leave the other
+    groups out of the files; docs/tutorial/upgrading-kubernetes.md gives Terraform a targeted apply)."""
+    roles = [kops_rolling.rolling_role(role) for role in params["instance_group_roles"] or []]
+    if roles and params["target"] == "terraform":
+        raise kops_rules.RuleError(
+            "instance_group_roles: not with target: terraform (kops would write only those groups and drop the others from "
+            "the files); for the control plane first, apply the control-plane Auto Scaling groups with a targeted terraform "
+            "apply as kops docs/tutorial/upgrading-kubernetes.md shows, roll them, then apply the rest"
+        )
+    return {"instance_group_roles": roles, "prune": params["prune"]}
 
 
 def check_creation_options(params):
@@ -656,7 +698,7 @@ def check_creation_options(params):
     if params["discovery_store"] is not None:
         kops_rules.discovery_store(params["discovery_store"])
     kops_rules.instance_manager(params["instance_manager"], params["discovery_store"])
-    kops_rules.api_server_count(params["api_server_count"], (params["kops_env"] or {}).get("KOPS_FEATURE_FLAGS", os.environ.get("KOPS_FEATURE_FLAGS")))
+    kops_rules.api_server_count(params["api_server_count"], kops_setting(params, "KOPS_FEATURE_FLAGS"))
     kops_rules.feature_gates(params["kubernetes_feature_gates"])
     kops_rules.spec_set(params["set"])
 
@@ -926,6 +968,7 @@ def main():
         before_write=guard.take_lock,
         route53=lambda: module.client("route53", retry_decorator=route53.retry_decorator()),
         autoscaling=lambda: module.client("autoscaling"),
+        update_options=update_options(params),
     )
     with module.aws_failures("AWS call failed for cluster %s" % name), guard:
         try:

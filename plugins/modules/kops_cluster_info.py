@@ -28,6 +28,28 @@ options:
         RV(clusters[].validation). Needs O(name) and O(kubeconfig).
     type: bool
     default: false
+  upgrade_to:
+    description:
+      - A target Kubernetes version; returns RV(clusters[].upgrade_plan), the plan of the upgrade in kOps' order for
+        Kubernetes 1.31 and later (kops docs/tutorial/upgrading-kubernetes.md): one hop per minor version, each
+        updating and rolling the control plane and API servers only, and the workers (and bastions) once at the end,
+        or in between where the next hop would leave their kubelets more than three minor versions behind the
+        control plane (the Kubernetes version-skew policy). Needs O(name). Nothing is written.
+      - With O(kubeconfig), the hops start from the kubelet versions the Nodes report, so a plan made after a run
+        that stopped part-way first finishes the hop it stopped in; without it, the Nodes are taken to run the
+        stored spec's version.
+      - Every hop is checked against the range kops v1.36.2 applies (1.31.0 up to below 1.37.0).
+    type: str
+  hop_versions:
+    description:
+      - The versions of the intermediate minor versions of O(upgrade_to)'s plan, e.g. C([1.33.12, 1.34.8]); a minor
+        version not listed hops to its C(.0) release.
+    type: list
+    elements: str
+  allow_version_skip:
+    description: With O(upgrade_to), one hop straight to the target (or back), the control plane still first.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - kopsible.kops.kops_info
   - kopsible.kops.kops.read_only
@@ -53,6 +75,14 @@ EXAMPLES = r"""
     kubeconfig: /tmp/mycluster01.kubeconfig
     validate: true
   register: cluster
+
+- name: The plan of an upgrade over several minor versions (hops, versions at each point, rolls counted)
+  kopsible.kops.kops_cluster_info:
+    name: mycluster01.kopsclustertest.example.org
+    state_store: s3://example-kops-state
+    kubeconfig: /tmp/mycluster01.kubeconfig
+    upgrade_to: 1.35.0
+  register: plan
 
 - name: Stop unless the cluster validates
   ansible.builtin.assert:
@@ -162,6 +192,38 @@ clusters:
         problems: {description: The failures as sentences., returned: success, type: list, elements: str}
         attempts: {description: Validation attempts kops printed., returned: success, type: int}
         placement: {description: Zones of the ready control-plane and worker nodes against the spec., returned: success, type: dict}
+    upgrade_plan:
+      description: The plan of the upgrade to O(upgrade_to); null without it.
+      returned: always
+      type: dict
+      contains:
+        target: {description: The target version., returned: success, type: str, sample: 1.35.0}
+        current:
+          description:
+            - "Where the cluster stands: C(spec) (its spec's version), C(control_plane) (the oldest kubelet of the
+              control-plane Nodes) and C(workers) (the oldest of the others)."
+          returned: success
+          type: dict
+        hops:
+          description: One per control-plane hop, in order.
+          returned: success
+          type: list
+          elements: dict
+          contains:
+            version: {description: The version this hop sets., returned: success, type: str}
+            roles: {description: "The roles updated and rolled in it, C([control-plane, apiserver]).", returned: success, type: list, elements: str}
+            api_before: {description: The oldest kube-apiserver before the hop., returned: success, type: str}
+            api_after: {description: The kube-apiserver version after it., returned: success, type: str}
+            kubelets: {description: The oldest worker kubelet during the hop., returned: success, type: str}
+            workers_after:
+              description: The version the workers are rolled to right after this hop (the skew policy needs it), or null.
+              returned: success
+              type: str
+            why: {description: Why the hop is there., returned: success, type: str}
+            resume: {description: "True for a hop written by an earlier run whose control plane is not rolled yet.", returned: success, type: bool}
+        control_plane_rolls: {description: Rolls of the control plane (one per hop)., returned: success, type: int}
+        worker_rolls: {description: Rolls of the workers (the end one included)., returned: success, type: int}
+        steps: {description: The plan as sentences., returned: success, type: list, elements: str}
 kops_invocations:
   description: The kops commands run (C(argv), C(rc), C(seconds)); empty unless O(validate=true).
   returned: always
@@ -172,7 +234,7 @@ kops_invocations:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, check_account, kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, check_account, kops_argument_spec, kops_setting, state_store_of
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 
@@ -183,6 +245,9 @@ def argument_spec():
         kubeconfig=dict(type="path"),
         kube_context=dict(type="str"),
         validate=dict(type="bool", default=False),
+        upgrade_to=dict(type="str"),
+        hop_versions=dict(type="list", elements="str"),
+        allow_version_skip=dict(type="bool", default=False),
     )
     spec.update(kops_argument_spec())
     return spec
@@ -199,6 +264,8 @@ def main():
             module.fail_json(msg=str(exc))
     if params["validate"] and not (name and params["kubeconfig"]):
         module.fail_json(msg="validate: needs name (one cluster) and kubeconfig (kops validates through the Kubernetes API)")
+    if params["upgrade_to"] and not name:
+        module.fail_json(msg="upgrade_to: needs name (the plan is of one cluster)")
     if params["kubeconfig"] and not kops_pdb.HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib("kubernetes"))
     state_store = state_store_of(module)
@@ -209,8 +276,34 @@ def main():
     for record in kops_info.read_records(module, state_store, [name] if name else None):
         cloud, nodes = kops_info.cloud_and_nodes(module, record, params["cloud"], params["kubeconfig"], params["kube_context"])
         validation = validate(module, runner, state_store, record) if runner else None
-        clusters.append(kops_info.cluster_info(record, cloud, nodes, validation))
+        info = kops_info.cluster_info(record, cloud, nodes, validation)
+        info["upgrade_plan"] = upgrade_plan(module, info) if params["upgrade_to"] else None
+        clusters.append(info)
     module.exit_json(changed=False, clusters=clusters, kops_invocations=runner.calls if runner else [])
+
+
+def upgrade_plan(module, info):
+    """kops_upgrade.plan_upgrade for the cluster of ``info`` (kops_info.cluster_info) from its Nodes' kubelets."""
+    from ansible_collections.kopsible.kops.plugins.module_utils import kops_upgrade
+
+    params = module.params
+    nodes = info.get("nodes")
+    control_plane = workers = None
+    if nodes is not None:
+        control_plane = [n["kubelet_version"] for n in nodes if n.get("role") in ("control-plane", "api-server")]
+        workers = [n["kubelet_version"] for n in nodes if n.get("role") not in ("control-plane", "api-server")]
+    try:
+        return kops_upgrade.plan_upgrade(
+            info["kubernetes_version"],
+            params["upgrade_to"],
+            control_plane or None,
+            workers or None,
+            hop_versions=params["hop_versions"],
+            allow_version_skip=params["allow_version_skip"],
+            too_new_allowed=bool(kops_setting(params, "KOPS_RUN_TOO_NEW_VERSION")),
+        )
+    except kops_rules.RuleError as exc:
+        module.fail_json(msg="%s (cluster %s; nothing was written)" % (exc, info["cluster_name"]))
 
 
 def validate(module, runner, state_store, record):

@@ -640,3 +640,16 @@ def test_oldest_supported_kubernetes_version(value, ok):
     else:
         with pytest.raises(RuleError, match="older than 1.31.0, the oldest Kubernetes version kops v1.36.2 supports"):
             kops_rules.supported_kubernetes_version(value)
+
+
+@pytest.mark.parametrize(
+    "value, bypass, ok", [("1.36.1", False, True), ("1.36.99", False, True), ("1.37.0", False, False), ("v1.38.2", False, False), ("1.37.0", True, True)]
+)
+def test_newest_supported_kubernetes_version(value, bypass, ok):
+    """upup/pkg/fi/cloudup/apply_cluster.go:981-1005: kops v1.36.2 refuses Kubernetes at or above the next kops minor
+    (1.37.0), "kops upgrade is required", unless KOPS_RUN_TOO_NEW_VERSION is set."""
+    if ok:
+        assert kops_rules.supported_kubernetes_version(value, too_new_allowed=bypass) < (1, 37, 0) or bypass
+    else:
+        with pytest.raises(RuleError, match="is not yet supported by kops v1.36.2, which applies Kubernetes below 1.37.0"):
+            kops_rules.supported_kubernetes_version(value, too_new_allowed=bypass)

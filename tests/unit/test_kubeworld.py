@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
 
 from kubeworld import pki  # noqa: E402
+from kubeworld import node_agent  # noqa: E402
 from kubeworld.node_agent import user_data_hash  # noqa: E402
 
 
@@ -121,3 +122,33 @@ def test_user_data_hash_in_a_mime_multipart_with_additional_user_data():
 def test_user_data_without_a_hash():
     assert user_data_hash(base64.b64encode(b"#!/bin/sh\necho no kops here\n").decode()) is None
     assert user_data_hash(None) is None
+
+
+@pytest.mark.parametrize(
+    "kubelet, api_servers, refused",
+    [
+        ("v1.34.1", ["v1.34.1", "v1.34.1", "v1.34.1"], None),
+        ("v1.34.1", ["v1.35.0", "v1.34.1", "v1.34.1"], None),  # mid control-plane roll: the oldest decides
+        ("v1.34.9", ["v1.34.1"], None),  # the policy is on minor versions
+        ("v1.35.0", ["v1.35.0", "v1.34.1", "v1.34.1"], "is newer than kube-apiserver v1.34"),  # the issue's replaced worker
+        ("v1.32.4", ["v1.35.0"], None),  # three minors older: allowed
+        ("v1.31.0", ["v1.35.0"], "more than 3 minor versions older than kube-apiserver v1.35"),
+        ("v1.35.0", [], None),  # no API server registered yet
+        ("v0.0.0-unknown", ["v1.34.1"], None),  # untraced: counted apart, not judged
+    ],
+)
+def test_worker_kubelets_follow_the_version_skew_policy(kubelet, api_servers, refused):
+    """kubernetes.io/releases/version-skew-policy#kubelet: not newer than kube-apiserver, at most three minors older."""
+    problem = node_agent.skew_problem(kubelet, api_servers)
+    assert (problem is None) == (refused is None), problem
+    if refused:
+        assert refused in problem and "version-skew policy" in problem
+
+
+def test_a_refused_kubelet_is_not_ready_and_says_why():
+    agent = node_agent.NodeAgent("c", None, None, None, None)
+    inst = {"id": "i-1", "ip": "10.0.0.1", "dns": "ip-10-0-0-1.ec2.internal"}
+    status = agent.node_status(inst, True, {}, "v1.35.0", refused="kubelet v1.35.0 is newer than kube-apiserver v1.34")
+    ready = [c for c in status["conditions"] if c["type"] == "Ready"][0]
+    assert (ready["status"], ready["reason"]) == ("False", node_agent.SKEW_REASON) and "newer than kube-apiserver" in ready["message"]
+    assert status["nodeInfo"]["kubeletVersion"] == "v1.35.0"

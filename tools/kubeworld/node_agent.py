@@ -13,7 +13,16 @@ InstanceGroup (bastions never join a cluster):
   instance was launched with: its launch template version's user data carries ``NodeupConfigHash``,
   the base64 SHA-256 of the group's ``igconfig/<role>/<group>/nodeupconfig.yaml`` as kops wrote it
   (pkg/model/bootstrapscript.go), whose ``KubernetesVersion`` the agent finds among that object's
-  versions in the state store;
+  versions in the state store (``v0.0.0-unknown`` when the instance cannot be traced, counted in
+  ``untraced``: a test asserts none);
+- the Kubernetes version-skew policy (kubernetes.io/releases/version-skew-policy#kubelet), as a real
+  kubelet of 1.31+ meets it: a worker whose kubelet is newer than the oldest kube-apiserver (the oldest
+  kubelet among the control-plane and API-server nodes: each of them runs the kube-apiserver of its own
+  version, and a worker reaches any of them through ``api.internal``), or more than three minor versions
+  older than the newest, never becomes Ready; its Ready condition says why (reason
+  ``KubeletVersionSkew``), so kops' validation fails on it, naming the node. Control-plane nodes talk to
+  their own kube-apiserver and are never refused. Refusals are counted in ``skew_refusals``
+  ({node: message});
 - its Lease in ``kube-node-lease`` and its Ready condition, renewed (the node-lifecycle controller marks
   a node NotReady about 50 s after the last renewal);
 - the pods bound to it: Pending -> Running and Ready with ``hostIP``/``podIP``; a pod being deleted
@@ -63,6 +72,10 @@ INSTANCE_RESOURCES = {
     "m6g.large": (2, "8Gi"),
     "t4g.medium": (2, "4Gi"),
 }
+UNKNOWN_VERSION = "0.0.0-unknown"  # parseable by kops (pkg/apis/kops/util/versions.go), older than any release
+SKEW_REASON = "KubeletVersionSkew"
+# kubernetes.io/releases/version-skew-policy#kubelet: never newer than kube-apiserver, at most three minors older.
+KUBELET_MAX_MINORS_BEHIND = 3
 HASH_RE = re.compile(r"NodeupConfigHash:\s*(\S+)")
 GZIP_RE = re.compile(r'echo "([A-Za-z0-9+/=]+)" \| base64 -d \| gzip -d > conf/kube_env.yaml')
 
@@ -77,6 +90,39 @@ def _ts(when=None):
 
 def _micro(when=None):
     return (when or _now()).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _minor(version):
+    """``'1.35.0'`` / ``'v1.35.0'`` -> ``(1, 35)``; None for the unknown version or text that is not one."""
+    match = re.match(r"v?(\d+)\.(\d+)\.\d+", version or "")
+    if not match or version.lstrip("v") == UNKNOWN_VERSION:
+        return None
+    return int(match.group(1)), int(match.group(2))
+
+
+def skew_problem(kubelet, api_servers):
+    """Why a worker kubelet of version ``kubelet`` (str) will not run against the kube-apiservers of versions
+    ``api_servers`` (list of str), by the version-skew policy on minor versions; None when it may. With no API
+    server known (none registered yet) there is nothing to refuse."""
+    own = _minor(kubelet)
+    servers = [m for m in (_minor(v) for v in api_servers) if m]
+    if own is None or not servers:
+        return None
+    oldest, newest = min(servers), max(servers)
+    if own > oldest:
+        return "kubelet v%s is newer than kube-apiserver v%d.%d (the oldest control-plane node); the version-skew policy forbids a kubelet newer than kube-apiserver" % (
+            kubelet.lstrip("v"),
+            oldest[0],
+            oldest[1],
+        )
+    if own[0] != newest[0] or newest[1] - own[1] > KUBELET_MAX_MINORS_BEHIND:
+        return "kubelet v%s is more than %d minor versions older than kube-apiserver v%d.%d; the version-skew policy forbids it" % (
+            kubelet.lstrip("v"),
+            KUBELET_MAX_MINORS_BEHIND,
+            newest[0],
+            newest[1],
+        )
+    return None
 
 
 def user_data_hash(user_data_b64):
@@ -200,6 +246,8 @@ class NodeAgent(object):
         self.last_error = None
         self.store_refreshed = 0.0
         self.step_seconds = None
+        self.untraced = set()  # instance ids whose kubelet version could not be traced
+        self.skew_refusals = {}  # node name -> why its kubelet is refused (skew_problem)
 
     # -- knobs ---------------------------------------------------------------------------------------
     def knobs(self):
@@ -241,7 +289,8 @@ class NodeAgent(object):
 
     def kubelet_version(self, inst):
         """The Kubernetes version ``inst`` was launched with (str, no ``v``), traced through its launch
-        template version's ``NodeupConfigHash``; the cluster spec's version when it cannot be traced."""
+        template version's ``NodeupConfigHash``; :data:`UNKNOWN_VERSION` when it cannot be traced (the
+        instance's id is added to ``untraced``)."""
         template_id, version = inst["template"]
         key = (template_id, version)
         if template_id and key not in self.userdata_hash:
@@ -256,10 +305,15 @@ class NodeAgent(object):
         digest = self.userdata_hash.get(key)
         if digest and digest not in self.store.hash_versions:
             self.store.refresh()
-        return self.store.hash_versions.get(digest) or self.store.kubernetes_version()
+        found = self.store.hash_versions.get(digest)
+        if not found:
+            self.untraced.add(inst["id"])
+            return UNKNOWN_VERSION
+        self.untraced.discard(inst["id"])  # traced now (its nodeup config reached the store after the launch)
+        return found
 
     # -- desired objects -------------------------------------------------------------------------------
-    def node_object(self, inst, role, ready):
+    def node_object(self, inst, role, ready, version=None, refused=None):
         spec = self.store.groups.get(inst["group"], {})
         region = inst["zone"][:-1]
         labels = {
@@ -287,16 +341,18 @@ class NodeAgent(object):
         labels.update({k: str(v) for k, v in (spec.get("nodeLabels") or {}).items()})
         cpu, memory = INSTANCE_RESOURCES.get(inst["type"], (2, "4Gi"))
         resources = {"cpu": str(cpu), "memory": memory, "pods": "110", "ephemeral-storage": "64Gi"}
-        version = "v" + self.kubelet_version(inst)
+        version = "v" + (version or self.kubelet_version(inst))
         return {
             "apiVersion": "v1",
             "kind": "Node",
             "metadata": {"name": inst["dns"], "labels": labels, "annotations": {"kopsible.dev/instance-id": inst["id"], "node.alpha.kubernetes.io/ttl": "0"}},
             "spec": {"providerID": "aws:///%s/%s" % (inst["zone"], inst["id"]), "taints": [t for t in taints if t["effect"]] or None},
-            "status": self.node_status(inst, ready, resources, version),
+            "status": self.node_status(inst, ready, resources, version, refused),
         }
 
-    def node_status(self, inst, ready, resources, version):
+    def node_status(self, inst, ready, resources, version, refused=None):
+        """The Node's status; ``refused`` (str): why the kubelet will not run (skew_problem), which makes it
+        NotReady with reason ``KubeletVersionSkew``."""
         now = _ts()
         conditions = [
             {"type": t, "status": "False", "reason": r, "message": m, "lastHeartbeatTime": now, "lastTransitionTime": now}
@@ -306,14 +362,18 @@ class NodeAgent(object):
                 ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
             )
         ]
+        if refused:
+            reason, message = SKEW_REASON, refused
+        elif ready:
+            reason, message = "KubeletReady", "kubelet is posting ready status (kopsible node agent)"
+        else:
+            reason, message = "KubeletNotReady", "container runtime network not ready (kopsible node agent knob)"
         conditions.append(
             {
                 "type": "Ready",
-                "status": "True" if ready else "False",
-                "reason": "KubeletReady" if ready else "KubeletNotReady",
-                "message": "kubelet is posting ready status (kopsible node agent)"
-                if ready
-                else "container runtime network not ready (kopsible node agent knob)",
+                "status": "True" if ready and not refused else "False",
+                "reason": reason,
+                "message": message,
                 "lastHeartbeatTime": now,
                 "lastTransitionTime": now,
             }
@@ -407,13 +467,22 @@ class NodeAgent(object):
                 or (new_after is not None and launched > float(new_after))
             )
             wanted[inst["dns"]] = (inst, role, ready)
+        versions = {name: self.kubelet_version(inst) for name, (inst, _role, _ready) in wanted.items()}
+        api_servers = [versions[name] for name, (_inst, role, _ready) in wanted.items() if role in ("ControlPlane", "APIServer")]
+        refused = {}
+        for name, (inst, role, ready) in list(wanted.items()):
+            problem = None if role in ("ControlPlane", "APIServer") else skew_problem(versions[name], api_servers)
+            if problem:
+                refused[name] = problem
+                wanted[name] = (inst, role, False)
+        self.skew_refusals.update(refused)
 
         existing = {n.metadata.name: n for n in self.core.list_node().items}
         self.node_uids = {name: n.metadata.uid for name, n in existing.items()}
         for name, (inst, role, ready) in wanted.items():
             node = existing.get(name)
             if node is None:
-                body = self.node_object(inst, role, ready)
+                body = self.node_object(inst, role, ready, versions[name], refused.get(name))
                 status = body.pop("status")
                 try:
                     self.core.create_node(body)
@@ -426,7 +495,7 @@ class NodeAgent(object):
                 last = self.heartbeats.get(name)
                 current_ready = any(c.type == "Ready" and c.status == "True" for c in (node.status.conditions or []))
                 if last is None or now - last[0] > 20 or current_ready != ready:
-                    body = self.node_object(inst, role, ready)
+                    body = self.node_object(inst, role, ready, versions[name], refused.get(name))
                     self.core.patch_node_status(name, {"status": {"conditions": body["status"]["conditions"], "nodeInfo": body["status"]["nodeInfo"]}})
                     self.heartbeats[name] = (now, ready)
             self.renew_lease(name, now)

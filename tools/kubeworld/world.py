@@ -246,6 +246,8 @@ class KubeWorld(object):
                 "agent_errors": c.agent.errors,
                 "agent_last_error": c.agent.last_error,
                 "agent_step_seconds": c.agent.step_seconds,
+                "agent_untraced": sorted(c.agent.untraced),
+                "agent_skew_refusals": dict(c.agent.skew_refusals),
             }
         path = os.path.join(self.state_dir, "world.json")
         with open(path + ".tmp", "w") as handle:
