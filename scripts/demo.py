@@ -93,21 +93,39 @@ def zone_lines(record):
     return ["%s %s IN %s %s" % (name, record.get("ttl"), record["type"], value) for value in values]
 
 
-def upgrade_line(applied, preflight, roll):
-    """The upgrade's summary line. The apply step skips its dry run (the upgrade role's ``plan_before_apply: false``),
-    so its ``plan`` is null: what it applied is the spec changes it wrote and the cloud changes the pre-flight planned
-    for them; with a plan of its own, that plan's items."""
-    plan = applied.get("plan")
-    if plan is None:
-        items = len((preflight or {}).get("plan_summary") or [])
-        what = "%d spec change(s) written, %d cloud change(s) applied (planned by the pre-flight)" % (len(applied.get("changes") or []), items)
-    else:
-        what = "%d plan items applied" % len(applied.get("plan_summary") or [])
-    return "%s, %d groups rolled%s" % (
-        what,
+def upgrade_line(report, roll):
+    """The upgrade's summary line, from the upgrade role's report (its ``msg``) and ``upgrade_roll``."""
+    return "%s in %d hop(s) (%s): %d control-plane roll(s), %d worker roll(s), %d groups rolled%s" % (
+        report.get("version"),
+        len(report.get("hops") or []),
+        ", ".join(report.get("hops") or []) or "none",
+        int(report.get("control_plane_rolls") or 0),
+        int(report.get("worker_rolls") or 0),
         len(roll.get("replaced", {})),
         "" if not roll.get("rolled") else ", drained for real in %.0fs" % (roll.get("roll_seconds") or 0),
     )
+
+
+def phase_lines(phases, roles):
+    """One line per phase of the upgrade role's report: its groups, seconds and the kubelets of the control plane and
+    of the workers after it (``roles``: node name -> ``control-plane`` or ``node``)."""
+    lines = []
+    for phase in phases or []:
+        kubelets = phase.get("kubelets") or {}
+        by_role = {}
+        for node, version in kubelets.items():
+            by_role.setdefault(roles.get(node, "node"), set()).add(version)
+        lines.append(
+            "   phase %-26s %d group(s) in %.0fs; kubelets after it: control plane %s, workers %s"
+            % (
+                phase["phase"] + ":",
+                len(phase.get("groups") or []),
+                float(phase.get("seconds") or 0),
+                ", ".join(sorted(by_role.get("control-plane", []))) or "?",
+                ", ".join(sorted(by_role.get("node", []))) or "?",
+            )
+        )
+    return lines
 
 
 def lifecycle(local, kubeconfig, yaml):
@@ -213,13 +231,17 @@ def report(run, example, elapsed, world=None):
         for line in scale.get("plan_summary", []):
             print("   %s" % line)
     roll = task(run, "Rolling update - what the roll did, as one result").get("ansible_facts", {}).get("upgrade_roll")
-    applied = task(run, "Set the version and apply")
+    upgrade_report = task(run, "Report the upgrade").get("msg") or {}
     if roll:
-        preflight = task(run, "Pre-flight - version rule and the plan of the upgrade (nothing is written)")
-        print(
-            "\n== 5. upgrade to %s (playbooks/upgrade_cluster.yml): %s"
-            % (applied.get("cluster", {}).get("kubernetes_version"), upgrade_line(applied, preflight, roll))
-        )
+        print("\n== 5. upgrade (playbooks/upgrade_cluster.yml), control plane first: %s" % upgrade_line(upgrade_report, roll))
+        node_roles = {
+            n["metadata"]["name"]: "control-plane" if "node-role.kubernetes.io/control-plane" in n["metadata"].get("labels", {}) else "node"
+            for n in task(run, "List the nodes after the upgrade").get("resources", []) + list(nodes)
+        }
+        for line in phase_lines(upgrade_report.get("phases"), node_roles):
+            print(line)
+        if upgrade_report.get("pruned"):
+            print("   prune (kops update cluster --prune --yes): %s" % "; ".join(upgrade_report["pruned"]))
         for group in roll.get("rolled") or []:
             print(
                 "   %-26s %s  drained %d node(s), %d pod(s) evicted%s, %d validation(s) %.0fs, %.0fs"
@@ -291,6 +313,8 @@ def report(run, example, elapsed, world=None):
             for n in nodes
         ],
         "scale_plan": scale.get("plan_summary", []) if scale else [],
+        "upgrade_phases": upgrade_report.get("phases", []) if roll else [],
+        "upgrade_hops": upgrade_report.get("hops", []) if roll else [],
         "upgrade_replaced": roll.get("replaced", {}) if roll else {},
         "upgrade_rolled": roll.get("rolled", []) if roll else [],
         "upgrade_validation": task(run, "Validate the upgraded cluster").get("validation"),

@@ -36,19 +36,18 @@ def test_records_as_zone_file_text():
     assert "{" not in " ".join(demo.zone_lines(alias) + demo.zone_lines(ns))
 
 
-def test_upgrade_line_counts_what_was_applied_without_a_dry_run():
+def test_upgrade_line_and_phases_show_the_control_plane_first():
+    """Issue 26 item 5: the demo's upgrade lines: the hops and rolls counted, and after each phase the kubelets of the
+    control plane and of the workers (read through the kubeconfig)."""
     roll = {"replaced": {"nodes-us-east-1a": {}, "nodes-us-east-1b": {}}, "rolled": [{}], "roll_seconds": 89.4}
-    applied = {"plan": None, "plan_summary": [], "changes": [{"path": "spec.kubernetesVersion", "before": "1.34.1", "after": "1.35.0"}]}
-    preflight = {
-        "plan_summary": [
-            "modify LaunchTemplate/nodes-us-east-1a...: UserData (changed)",
-            "modify LaunchTemplate/nodes-us-east-1b...: UserData (changed)",
-            "modify ManagedFile/manifests-etcdmanager-main: Contents (changed)",
-        ]
-    }
-    assert demo.upgrade_line(applied, preflight, roll) == (
-        "1 spec change(s) written, 3 cloud change(s) applied (planned by the pre-flight), 2 groups rolled, drained for real in 89s"
+    report = {"version": "1.34.1 -> 1.35.0", "hops": ["1.35.0"], "control_plane_rolls": 1, "worker_rolls": 1}
+    assert demo.upgrade_line(report, roll) == (
+        "1.34.1 -> 1.35.0 in 1 hop(s) (1.35.0): 1 control-plane roll(s), 1 worker roll(s), 2 groups rolled, drained for real in 89s"
     )
-    # variant: the apply planned itself (a re-run that found the version written)
-    planned = {"plan": {"modify": []}, "plan_summary": ["modify LaunchTemplate/x: UserData (changed)"], "changes": []}
-    assert demo.upgrade_line(planned, preflight, {"replaced": {}}) == "1 plan items applied, 0 groups rolled"
+    phases = [
+        {"phase": "control plane to 1.35.0", "groups": ["cp-a", "cp-b", "cp-c"], "seconds": 61.2, "kubelets": {"a": "v1.35.0", "w": "v1.34.1"}},
+        {"phase": "workers", "groups": ["nodes-a"], "seconds": 30, "kubelets": {"a": "v1.35.0", "w2": "v1.35.0"}},
+    ]
+    lines = demo.phase_lines(phases, {"a": "control-plane", "w": "node", "w2": "node"})
+    assert "3 group(s) in 61s; kubelets after it: control plane v1.35.0, workers v1.34.1" in lines[0]
+    assert "1 group(s) in 30s; kubelets after it: control plane v1.35.0, workers v1.35.0" in lines[1]
