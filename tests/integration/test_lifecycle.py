@@ -15,6 +15,7 @@ is proven to fail at its first call of that action, naming it."""
 
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -134,7 +135,8 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
     ]
     scale = first(run, "Plan and apply the cluster once")
     assert "modify AutoscalingGroup/nodes-us-east-1c.%s: MaxSize 0 -> 1, MinSize 0 -> 1" % example["cluster_name"] in scale["plan_summary"]
-    # issue 18 item 4: one task result per group, in kops' order, each with what that group's roll did
+    # issue 18 item 4: one task result per group, in kops' order, each with what that group's roll did; issue 26: the
+    # control plane first (its own phase, applied alone), then the workers
     order = [
         ("ControlPlane", "control-plane-us-east-1a"),
         ("ControlPlane", "control-plane-us-east-1b"),
@@ -143,13 +145,22 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
         ("Node", "nodes-us-east-1b"),
         ("Node", "nodes-us-east-1c"),
     ]
-    per_group = first(run, "Rolling update - one group at a time in kops' order (bastions, control plane, nodes)")["results"]
-    assert [(r["item"]["role"], r["item"]["name"]) for r in per_group] == order
-    for group in per_group:
-        assert [g["name"] for g in group["rolled"]] == [group["item"]["name"]] and group["rolled"][0]["seconds"] > 0, group.get("rolled")
-        assert list(group["replaced"]) == [group["item"]["name"]], group["replaced"]
+    per_group = [(n, r) for n, r in run.results if re.search(r" : Rolling update - [^:]+ - (Bastion|ControlPlane|APIServer|Node) \S+$", n)]
+    assert [tuple(n.rsplit(" - ", 1)[1].split(" ")) for n, _r in per_group] == order, [n for n, _r in per_group]
+    assert [n.split(" - ")[1] for n, _r in per_group] == ["control plane to 1.35.0"] * 3 + ["workers"] * 3
+    for name, group in per_group:
+        group_name = name.rsplit(" ", 1)[1]
+        assert [g["name"] for g in group["rolled"]] == [group_name] and group["rolled"][0]["seconds"] > 0, group.get("rolled")
+        assert list(group["replaced"]) == [group_name], group["replaced"]
         roll_call = group["kops_invocations"][-2]["argv"]
-        assert "--yes" in roll_call and "--cloudonly" not in roll_call and roll_call[roll_call.index("--instance-group") + 1] == group["item"]["name"]
+        assert "--yes" in roll_call and "--cloudonly" not in roll_call and roll_call[roll_call.index("--instance-group") + 1] == group_name
+    hop = first(run, "Hop 1/1 - set 1.35.0 and apply the control plane only")
+    hop_update = next(c["argv"] for c in hop["kops_invocations"] if "--yes" in c["argv"])
+    assert hop_update[hop_update.index("--instance-group-roles") + 1] == "control-plane,apiserver", hop_update
+    report = first(run, "Report the upgrade")["msg"]
+    phase = next(p for p in report["phases"] if p["phase"] == "control plane to 1.35.0")
+    # after the control-plane phase, read through the kubeconfig: the control plane on the new kubelet, the workers not
+    assert sorted(set(phase["kubelets"].values())) == ["v1.34.1", "v1.35.0"], phase["kubelets"]
     roll = first(run, "Rolling update - what the roll did, as one result")["ansible_facts"]["upgrade_roll"]
     assert len(roll["replaced"]) == 6 and all(ids["before"] and ids["after"] for ids in roll["replaced"].values())
     assert [g["name"] for g in roll["rolled"]] == [name for _role, name in order]
@@ -163,7 +174,7 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
     assert sorted(n["metadata"]["name"] for n in verified) == sorted(n["metadata"]["name"] for n in after)
     assert sorted(n["status"]["nodeInfo"]["kubeletVersion"] for n in verified) == ["v1.35.0"] * 6
     assert first(run, "Verify - every node runs the kubelet of the new version").get("failed") is not True
-    assert first(run, "Set the version and apply")["cluster"]["kubernetes_version"] == "1.35.0"
+    assert hop["cluster"]["kubernetes_version"] == "1.35.0"
     deleted = next(r for n, r in run.results if n.endswith("Delete the cluster (kops delete cluster --yes)") and "kops_invocations" in r)
     assert deleted["dns_records_left"] == [] and len(deleted["deleted_resources"]) > 40
 

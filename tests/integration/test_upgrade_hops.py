@@ -1,0 +1,198 @@
+"""Issue 26 item 3: several minor versions in one planned run, on the local world (real kops, real control plane).
+
+A cluster at 1.32.13 (one control-plane node, one worker) upgraded by the role to 1.35.0: check mode writes nothing
+and prints the whole plan (three control-plane hops, one worker roll, the versions at each point); the real run is
+killed (the controller and kops with it) during the second hop's roll; the re-run resumes at that hop and converges,
+the worker rolled once, never under an older control plane; a run after the end changes nothing. A hook that fails
+after the control-plane phase stops the upgrade with the workers untouched."""
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+import yaml
+
+from conftest import BUCKET, CLUSTER, KopsWorld
+from harness.kube_world import wait_for
+
+pytestmark = pytest.mark.kops
+FAST = dict(
+    upgrade_control_plane_interval="1s",
+    upgrade_node_interval="1s",
+    upgrade_validate_count="1",
+    upgrade_validation_timeout="5m",
+    upgrade_drain_timeout="5m",
+)
+
+
+@pytest.fixture(scope="module")
+def small(emulator_session, kops_dns, ssh_public_key, kube_world, tmp_path_factory):
+    """One control-plane node and one worker at 1.32.13, applied, with its control plane and a kubeconfig."""
+    import kubernetes
+
+    from harness.playbook import run_playbook
+
+    emulator_session.reset()
+    world = KopsWorld(emulator_session, kops_dns, ssh_public_key)
+    world.kube = kube_world
+    world.kubeconfig = str(tmp_path_factory.mktemp("kube") / "config")
+    world.play = lambda tasks, kops=None, **kw: run_playbook(tasks, emulator=world.emulator, kops=kops or world.kops, resolv_conf=world.dns.resolv_conf, **kw)
+    options = world.cluster_options(zones=["us-east-1a"], control_plane_zones=["us-east-1a"], node_count=1, kubernetes_version="1.32.13", apply=True)
+    created = world.play(
+        [
+            {"name": "c", "kopsible.kops.kops_cluster": options},
+            {"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": world.kubeconfig}},
+        ]
+    )
+    assert not created.failed, created.stdout[-3000:]
+    kube_world.wait_cluster(CLUSTER, timeout=120, nodes=2)
+    world.core = kubernetes.client.CoreV1Api(kube_world.api_client(CLUSTER))
+    yield world
+    emulator_session.reset()
+
+
+def upgrade(world, **variables):
+    """The upgrade role to 1.35.0 over three hops (1.33.12, 1.34.0, 1.35.0), with only the play's module_defaults."""
+    settings = dict(FAST, upgrade_cluster=CLUSTER, upgrade_kubernetes_version="1.35.0", upgrade_hop_versions=["1.33.12"], upgrade_kubeconfig=world.kubeconfig)
+    settings.update(variables)
+    return {"name": "upgrade", "ansible.builtin.include_role": {"name": "kopsible.kops.upgrade"}, "vars": settings}
+
+
+def kubelets(world):
+    """``{'control-plane': [versions], 'node': [versions]}`` of the Nodes now."""
+    found = {"control-plane": [], "node": []}
+    for node in world.core.list_node().items:
+        role = "control-plane" if "node-role.kubernetes.io/control-plane" in (node.metadata.labels or {}) else "node"
+        found[role].append(node.status.node_info.kubelet_version)
+    return {k: sorted(v) for k, v in found.items()}
+
+
+def spec_version(world):
+    body = world.emulator.client("s3").get_object(Bucket=BUCKET, Key=CLUSTER + "/config")["Body"].read()
+    return yaml.safe_load(body)["spec"]["kubernetesVersion"]
+
+
+def descendants(pid):
+    """Every process below ``pid`` (from /proc), deepest last."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as handle:
+                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def test_check_mode_prints_the_whole_plan_and_writes_nothing(small):
+    state, store = small.emulator.snapshot(), small.store_versions()
+    run = small.play([upgrade(small)], check=True)
+    assert not run.failed, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or run.stdout[-3000:]
+    plan = next(
+        r for n, r in run.results if n.endswith("Pre-flight - the plan (hops of one minor version, control plane first, workers once; nothing is written)")
+    )
+    plan = plan["clusters"][0]["upgrade_plan"]
+    assert [(h["version"], h["api_before"], h["api_after"], h["kubelets"]) for h in plan["hops"]] == [
+        ("1.33.12", "1.32.13", "1.33.12", "1.32.13"),
+        ("1.34.0", "1.33.12", "1.34.0", "1.32.13"),
+        ("1.35.0", "1.34.0", "1.35.0", "1.32.13"),
+    ]
+    assert (plan["control_plane_rolls"], plan["worker_rolls"]) == (3, 1)
+    steps = next(r for n, r in run.results if n.endswith("Pre-flight - the plan, step by step"))["msg"]
+    assert len(steps) == 4 and steps[0].startswith("hop 1: update and roll the control plane to 1.33.12"), steps
+    first_hop = next(r for n, r in run.results if n.endswith("(nothing is written)") and "plan_summary" in r)
+    assert {"path": "spec.kubernetesVersion", "before": "1.32.13", "after": "1.33.12"} in first_hop["changes"]
+    assert first_hop["plan_summary"] and all("nodes-us-east-1a" not in line for line in first_hop["plan_summary"]), first_hop["plan_summary"]
+    after = small.emulator.snapshot()
+    assert after == state, small.emulator.snapshot_diff(state, after)
+    assert small.store_versions() == store
+
+
+def test_a_kill_in_the_second_hop_then_a_rerun_resumes_there_and_converges(small):
+    worker_versions = []
+    watching = threading.Event()
+
+    def watch():
+        while not watching.is_set():
+            try:
+                worker_versions.append(kubelets(small)["node"])
+            except Exception:
+                pass
+            watching.wait(0.2)
+
+    me = os.getpid()
+    killed = {}
+
+    def control_plane_instances():
+        return {i for name, g in small.groups().items() if name.startswith("control-plane") for i, _z in g["instances"]}
+
+    def killer():
+        # the second hop's roll: the spec says 1.34.0, then the control plane's instances change
+        wait_for(lambda: spec_version(small) == "1.34.0", timeout=900, interval=0.3)
+        seen = control_plane_instances()
+        wait_for(lambda: control_plane_instances() != seen, timeout=300, interval=0.3)
+        for pid in reversed(descendants(me)):  # the controller, its module and kops (which runs in its own session)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        killed["at"] = time.monotonic()
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    cut = small.play([upgrade(small)])
+    thread.join(60)
+    assert "at" in killed and cut.failed, (killed, cut.stdout[-2000:])
+    assert spec_version(small) == "1.34.0"
+
+    # the re-run (the killed run's lock broken) resumes at the second hop
+    again = small.play([upgrade(small)], kops=dict(small.kops, break_lock=True))
+    watching.set()
+    watcher.join()
+    assert not again.failed, [(n, r.get("msg")) for n, r in again.results if r.get("failed")] or again.stdout[-3000:]
+    plan = next(r for n, r in again.results if "Pre-flight - the plan (hops" in n)["clusters"][0]["upgrade_plan"]
+    assert [h["version"] for h in plan["hops"]][-1] == "1.35.0" and plan["hops"][0]["version"] == "1.34.0", plan["hops"]
+    assert kubelets(small) == {"control-plane": ["v1.35.0"], "node": ["v1.35.0"]}
+    # the worker never ran anything but the start version and the target: rolled once, at the end
+    assert {v for sample in worker_versions for v in sample} <= {"v1.32.13", "v1.35.0"}, sorted({v for s in worker_versions for v in s})
+    report = next(r for n, r in again.results if n.endswith("Report the upgrade"))["msg"]
+    assert [g["name"] for g in report["groups"] if g["name"].startswith("nodes-")] == ["nodes-us-east-1a"]
+    state = small.kube.state()["clusters"][CLUSTER]
+    assert state["agent_untraced"] == [] and state["agent_skew_refusals"] == {}, state
+
+    done = small.play([upgrade(small)])
+    assert not done.failed and [n for n, r in done.results if r.get("changed")] == [], [n for n, r in done.results if r.get("changed")]
+
+
+def test_a_failing_hook_after_the_control_plane_stops_before_the_workers(small, tmp_path):
+    hook = tmp_path / "smoke.yml"
+    hook.write_text("- name: Smoke test after the control plane\n  ansible.builtin.fail:\n    msg: smoke test failed\n")
+    ec2 = small.emulator.client("ec2")
+
+    def worker_templates():
+        return {
+            t["LaunchTemplateName"]: t["LatestVersionNumber"]
+            for t in ec2.describe_launch_templates()["LaunchTemplates"]
+            if t["LaunchTemplateName"].startswith("nodes-")
+        }
+
+    before = worker_templates()
+    run = small.play([upgrade(small, upgrade_kubernetes_version="1.36.1", upgrade_after_control_plane_tasks=str(hook))])
+    assert run.failed
+    failed = [(n, r) for n, r in run.results if r.get("failed")]
+    assert [n for n, _r in failed] == ["kopsible.kops.upgrade : Smoke test after the control plane"], failed
+    assert kubelets(small) == {"control-plane": ["v1.36.1"], "node": ["v1.35.0"]}
+    # the workers untouched: no new version of their launch template, no worker task ran
+    assert worker_templates() == before and before, before
+    assert not [n for n, _r in run.results if "Workers - " in n], [n for n, _r in run.results]
