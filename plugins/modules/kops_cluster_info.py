@@ -224,6 +224,11 @@ clusters:
         control_plane_rolls: {description: Rolls of the control plane (one per hop)., returned: success, type: int}
         worker_rolls: {description: Rolls of the workers (the end one included)., returned: success, type: int}
         steps: {description: The plan as sentences., returned: success, type: list, elements: str}
+state_store:
+  description: The state store read (O(state_store) or E(KOPS_STATE_STORE), without a trailing C(/)).
+  returned: always
+  type: str
+  sample: s3://example-kops-state
 kops_invocations:
   description: The kops commands run (C(argv), C(rc), C(seconds)); empty unless O(validate=true).
   returned: always
@@ -279,7 +284,7 @@ def main():
         info = kops_info.cluster_info(record, cloud, nodes, validation)
         info["upgrade_plan"] = upgrade_plan(module, info) if params["upgrade_to"] else None
         clusters.append(info)
-    module.exit_json(changed=False, clusters=clusters, kops_invocations=runner.calls if runner else [])
+    module.exit_json(changed=False, state_store=state_store, clusters=clusters, kops_invocations=runner.calls if runner else [])
 
 
 def upgrade_plan(module, info):
