@@ -10,7 +10,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.cache/collections
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/.cache/bin:$(PATH)
 
-.PHONY: all setup venv collection kops kube sysdeps demo sandbox sandbox-stop test test-unit test-integration molecule bench lint format clean
+.PHONY: all setup venv collection kops kube sysdeps demo sandbox sandbox-stop test check test-unit test-integration molecule bench lint format clean
 
 all: test
 
@@ -62,7 +62,17 @@ sandbox-stop:
 TEST_WORKERS ?= 2
 
 test: setup
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile tests
+	@mkdir -p out
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile tests --junitxml=out/test-results.xml; status=$$?; \
+	  $(PY) tools/test_times.py out/test-results.xml; exit $$status
+
+# The inner loop: ruff and the unit tests (argument specs, docs, rules, parsers), without root, kops or the emulator;
+# ansible-lint and ansible-test sanity stay in `make test` and `make lint`.
+check: venv collection
+	$(VENV)/bin/ruff check --output-format concise .
+	$(VENV)/bin/ruff format --check .
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile tests/unit --deselect tests/unit/test_lint.py::test_ansible_lint_production_profile_has_no_finding \
+	  --deselect tests/unit/test_lint.py::test_ansible_test_sanity_passes_on_the_built_collection
 
 # A Molecule scenario per role (extensions/molecule/<role>) on the local emulator, with the real kops for the kops
 # roles; make test runs them too (tests/integration/test_molecule*.py).

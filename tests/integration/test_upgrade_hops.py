@@ -74,6 +74,25 @@ def spec_version(world):
     return yaml.safe_load(body)["spec"]["kubernetesVersion"]
 
 
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def playbook_processes(pid):
+    """The ansible-playbook run started below ``pid`` and every process under it (its modules and their kops, which
+    runs in a session of its own), not the emulator or the kube world."""
+    roots = [p for p in descendants(pid) if "ansible-playbook" in cmdline(p) or "with-local-dns" in cmdline(p)]
+    found = set()
+    for root in roots:
+        found.add(root)
+        found.update(descendants(root))
+    return sorted(found)
+
+
 def descendants(pid):
     """Every process below ``pid`` (from /proc), deepest last."""
     children = {}
@@ -140,7 +159,7 @@ def test_a_kill_in_the_second_hop_then_a_rerun_resumes_there_and_converges(small
         wait_for(lambda: spec_version(small) == "1.34.0", timeout=900, interval=0.3)
         seen = control_plane_instances()
         wait_for(lambda: control_plane_instances() != seen, timeout=300, interval=0.3)
-        for pid in reversed(descendants(me)):  # the controller, its module and kops (which runs in its own session)
+        for pid in playbook_processes(me):  # the controller, its module and kops (which runs in its own session)
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
