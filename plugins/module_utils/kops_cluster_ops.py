@@ -73,6 +73,12 @@ def cluster_facts(cluster):
     }
 
 
+def reconcile_cluster_args(name):
+    """argv of ``kops reconcile cluster --name NAME --yes`` (cmd/kops/reconcile_cluster.go, kops >= 1.31): the control
+    plane updated, validated and rolled, then every group updated and rolled, then pruned, in one kops call."""
+    return kops_argv.command(["reconcile", "cluster"], name=name, yes=True)
+
+
 class ClusterOps(object):
     """kops commands for one state store. ``route53`` is a callable returning a boto3 Route53 client
     (made lazily: only deletion checks need it). ``versions`` is a callable ``(keys) -> {url: version id}``
@@ -84,8 +90,10 @@ class ClusterOps(object):
 
     def __init__(self, runner, state_store, route53=None, versions=None, before_write=None, autoscaling=None, update_options=None):
         self.runner = runner
-        # what every kops update cluster of this run covers: instance_group_roles, prune (update_cluster_args)
+        # what every kops update cluster of this run covers: instance_group_roles, prune (update_cluster_args), and
+        # reconcile: apply with kops reconcile cluster --yes instead (reconcile_cluster_args)
         self.update_options = dict(update_options or {})
+        self.reconcile = self.update_options.pop("reconcile", False)
         self.state_store = state_store
         self._route53 = route53
         self._autoscaling = autoscaling
@@ -264,14 +272,23 @@ class ClusterOps(object):
             self.apply(name)
             return None, True
         plan = plan or self.plan(name)
-        if plan["changed"]:
+        if plan["changed"] or (self.reconcile and self.needs_roll(name)):
             self.apply(name)
             return plan, True
         return plan, False
 
+    def needs_roll(self, name):
+        """Whether an instance of the cluster needs a rolling update (``kops rolling-update cluster`` without ``--yes``,
+        cloud-only so that no Kubernetes API is needed to list): what a ``kops reconcile cluster`` stopped part-way left."""
+        listing = self.runner.run(kops_argv.command(["rolling-update", "cluster"], name=name, cloudonly=True)).stdout
+        return kops_output.parse_rolling_update(listing)["required"]
+
     def apply(self, name):
-        """``kops update cluster NAME --yes``, without touching kubeconfig (export is separate)."""
+        """``kops update cluster NAME --yes``, without touching kubeconfig (export is separate); with ``reconcile``,
+        ``kops reconcile cluster NAME --yes`` (which rolls too, and reads the kubeconfig kops is given)."""
         self._writing()
+        if self.reconcile:
+            return self.runner.run(reconcile_cluster_args(name), merged=True).stdout
         return self.runner.run(update_cluster_args(name, yes=True, **self.update_options)).stdout
 
     def write_terraform(self, name, out):

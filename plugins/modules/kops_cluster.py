@@ -242,6 +242,17 @@ options:
         gives Terraform users a targeted C(terraform apply) of the control-plane Auto Scaling groups instead.
     type: list
     elements: str
+  reconcile:
+    description:
+      - With O(apply=true), apply with C(kops reconcile cluster --yes) instead of C(kops update cluster --yes): kops
+        updates the control-plane and API-server groups, waits for the API, rolls them, updates every group, rolls the
+        rest and prunes, in one call (cmd/kops/reconcile_cluster.go; kOps' order for Kubernetes 1.31 and later). It
+        rolls instances, so it needs the Kubernetes API (O(kubeconfig)) and takes kops' default rolling-update settings.
+      - The plan is the C(kops update cluster) dry run, as kops' own C(reconcile) without C(--yes) prints it; a run
+        whose plan is empty still reconciles when an instance needs a rolling update (a reconcile stopped part-way).
+      - Not with O(target=terraform) (kops refuses it) or O(instance_group_roles).
+    type: bool
+    default: false
   prune:
     description:
       - With O(apply=true), also delete the old revisions of cloud resources that kops kept while instances still used
@@ -606,6 +617,7 @@ def argument_spec():
         apply=dict(type="bool", default=False),
         instance_group_roles=dict(type="list", elements="str"),
         prune=dict(type="bool", default=False),
+        reconcile=dict(type="bool", default=False),
         plan_before_apply=dict(type="bool", default=True),
         target=dict(type="str", default="direct", choices=["direct", "terraform"]),
         out=dict(type="path"),
@@ -673,7 +685,8 @@ def check_params(params, region):
 
 def update_options(params):
     """The options of every ``kops update cluster`` of the run (ClusterOps.update_options): ``instance_group_roles`` in
-    kops' names (kops_rolling.rolling_role, the parse kops' update and rolling update share) and ``prune``. Raises
+    kops' names (kops_rolling.rolling_role, the parse kops' update and rolling update share), ``prune`` and
+    ``reconcile`` (apply with ``kops reconcile cluster --yes``; not with terraform or roles). Raises
     kops_rules.RuleError for an unknown role, or for roles with ``target: terraform`` (kops would leave the other
     groups out of the files; docs/tutorial/upgrading-kubernetes.md gives Terraform a targeted apply)."""
     roles = [kops_rolling.rolling_role(role) for role in params["instance_group_roles"] or []]
@@ -683,7 +696,13 @@ def update_options(params):
             "the files); for the control plane first, apply the control-plane Auto Scaling groups with a targeted terraform "
             "apply as kops docs/tutorial/upgrading-kubernetes.md shows, roll them, then apply the rest"
         )
-    return {"instance_group_roles": roles, "prune": params["prune"]}
+    if params["reconcile"] and (params["target"] == "terraform" or roles):
+        # cmd/kops/reconcile_cluster.go: "reconcile is not supported with terraform"; it updates every group in turn
+        raise kops_rules.RuleError(
+            "reconcile: not with %s (kops reconcile cluster updates and rolls every group itself, and refuses terraform)"
+            % ("target: terraform" if params["target"] == "terraform" else "instance_group_roles")
+        )
+    return {"instance_group_roles": roles, "prune": params["prune"], "reconcile": params["reconcile"]}
 
 
 def check_creation_options(params):

@@ -151,20 +151,21 @@ def test_a_kill_in_the_second_hop_then_a_rerun_resumes_there_and_converges(small
     me = os.getpid()
     killed = {}
 
-    def control_plane_instances():
-        return {i for name, g in small.groups().items() if name.startswith("control-plane") for i, _z in g["instances"]}
+    def second_hop_rolling():
+        # kops rolling-update --yes running while the spec says 1.34.0: the second hop's roll has started (kops first
+        # validates the cluster, so the control-plane instance is still the first hop's)
+        rolling = any("rolling-update" in cmdline(p) and "--yes" in cmdline(p) for p in playbook_processes(me))
+        return rolling and spec_version(small) == "1.34.0"
 
     def killer():
-        # the second hop's roll: the spec says 1.34.0, then the control plane's instances change
-        wait_for(lambda: spec_version(small) == "1.34.0", timeout=900, interval=0.3)
-        seen = control_plane_instances()
-        wait_for(lambda: control_plane_instances() != seen, timeout=300, interval=0.3)
+        wait_for(second_hop_rolling, timeout=900, interval=0.1)
         for pid in playbook_processes(me):  # the controller, its module and kops (which runs in its own session)
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
         killed["at"] = time.monotonic()
+        killed["control_plane"] = kubelets(small)["control-plane"]
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
@@ -181,7 +182,8 @@ def test_a_kill_in_the_second_hop_then_a_rerun_resumes_there_and_converges(small
     watcher.join()
     assert not again.failed, [(n, r.get("msg")) for n, r in again.results if r.get("failed")] or again.stdout[-3000:]
     plan = next(r for n, r in again.results if "Pre-flight - the plan (hops" in n)["clusters"][0]["upgrade_plan"]
-    assert [h["version"] for h in plan["hops"]][-1] == "1.35.0" and plan["hops"][0]["version"] == "1.34.0", plan["hops"]
+    assert killed["control_plane"] == ["v1.33.12"], killed
+    assert [(h["version"], h["resume"], h["api_before"]) for h in plan["hops"]] == [("1.34.0", True, "1.33.12"), ("1.35.0", False, "1.34.0")], plan["hops"]
     assert kubelets(small) == {"control-plane": ["v1.35.0"], "node": ["v1.35.0"]}
     # the worker never ran anything but the start version and the target: rolled once, at the end
     assert {v for sample in worker_versions for v in sample} <= {"v1.32.13", "v1.35.0"}, sorted({v for s in worker_versions for v in s})
@@ -215,3 +217,14 @@ def test_a_failing_hook_after_the_control_plane_stops_before_the_workers(small, 
     # the workers untouched: no new version of their launch template, no worker task ran
     assert worker_templates() == before and before, before
     assert not [n for n, _r in run.results if "Workers - " in n], [n for n, _r in run.results]
+
+
+def test_kops_reconcile_finishes_what_the_hook_stopped(small):
+    """upgrade_use_kops_reconcile: kops' own command. After the failed hook the control plane runs 1.36.1 and the
+    worker 1.35.0: the plan has no hop left, one worker roll, and kops reconcile cluster --yes does it."""
+    run = small.play([upgrade(small, upgrade_kubernetes_version="1.36.1", upgrade_use_kops_reconcile=True)])
+    assert not run.failed, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or run.stdout[-3000:]
+    reconciled = next(r for n, r in run.results if n.endswith("kOps' order in one kops call (kops reconcile cluster --yes)"))
+    assert reconciled["changed"] and any(c["argv"][1:3] == ["reconcile", "cluster"] and "--yes" in c["argv"] for c in reconciled["kops_invocations"])
+    assert not [n for n, _r in run.results if " - Hop " in n or "Workers - " in n], [n for n, _r in run.results]
+    assert kubelets(small) == {"control-plane": ["v1.36.1"], "node": ["v1.36.1"]}

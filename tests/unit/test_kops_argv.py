@@ -59,3 +59,22 @@ def test_state_store_client_retries():
     config = s3.retry_config(max_pool_connections=8)
     assert config.retries == {"mode": "standard", "max_attempts": 5}
     assert config.max_pool_connections == 8
+
+
+def test_update_and_reconcile_argv_for_kops_order():
+    """kops' 1.31+ order (docs/tutorial/upgrading-kubernetes.md): update --instance-group-roles=control-plane,apiserver,
+    update --prune, reconcile cluster --yes (cmd/kops/update_cluster.go:180,193; cmd/kops/reconcile_cluster.go)."""
+    from ansible_collections.kopsible.kops.plugins.module_utils import kops_cluster_ops
+
+    assert kops_cluster_ops.update_cluster_args("c.example.org", yes=True, instance_group_roles=["control-plane", "apiserver"]) == [
+        "update",
+        "cluster",
+        "--name",
+        "c.example.org",
+        "--instance-group-roles",
+        "control-plane,apiserver",
+        "--yes",
+        "--create-kube-config=false",
+    ]
+    assert kops_cluster_ops.update_cluster_args("c.example.org", prune=True) == ["update", "cluster", "--name", "c.example.org", "--prune"]
+    assert kops_cluster_ops.reconcile_cluster_args("c.example.org") == ["reconcile", "cluster", "--name", "c.example.org", "--yes"]

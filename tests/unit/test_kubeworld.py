@@ -13,8 +13,10 @@ from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
 
-from kubeworld import pki  # noqa: E402
-from kubeworld import node_agent  # noqa: E402
+from kubeworld import (
+    node_agent,  # noqa: E402
+    pki,  # noqa: E402
+)
 from kubeworld.node_agent import user_data_hash  # noqa: E402
 
 

@@ -110,10 +110,13 @@ def skew_problem(kubelet, api_servers):
         return None
     oldest, newest = min(servers), max(servers)
     if own > oldest:
-        return "kubelet v%s is newer than kube-apiserver v%d.%d (the oldest control-plane node); the version-skew policy forbids a kubelet newer than kube-apiserver" % (
-            kubelet.lstrip("v"),
-            oldest[0],
-            oldest[1],
+        return (
+            "kubelet v%s is newer than kube-apiserver v%d.%d (the oldest control-plane node); the version-skew policy forbids a kubelet newer than kube-apiserver"
+            % (
+                kubelet.lstrip("v"),
+                oldest[0],
+                oldest[1],
+            )
         )
     if own[0] != newest[0] or newest[1] - own[1] > KUBELET_MAX_MINORS_BEHIND:
         return "kubelet v%s is more than %d minor versions older than kube-apiserver v%d.%d; the version-skew policy forbids it" % (
