@@ -473,7 +473,7 @@ class NodeAgent(object):
         versions = {name: self.kubelet_version(inst) for name, (inst, _role, _ready) in wanted.items()}
         api_servers = [versions[name] for name, (_inst, role, _ready) in wanted.items() if role in ("ControlPlane", "APIServer")]
         refused = {}
-        for name, (inst, role, ready) in list(wanted.items()):
+        for name, (inst, role, _ready) in list(wanted.items()):
             problem = None if role in ("ControlPlane", "APIServer") else skew_problem(versions[name], api_servers)
             if problem:
                 refused[name] = problem
