@@ -111,7 +111,8 @@ def skew_problem(kubelet, api_servers):
     oldest, newest = min(servers), max(servers)
     if own > oldest:
         return (
-            "kubelet v%s is newer than kube-apiserver v%d.%d (the oldest control-plane node); the version-skew policy forbids a kubelet newer than kube-apiserver"
+            "kubelet v%s is newer than kube-apiserver v%d.%d (the oldest control-plane node); "
+            "the version-skew policy forbids a kubelet newer than kube-apiserver"
             % (
                 kubelet.lstrip("v"),
                 oldest[0],
