@@ -235,7 +235,10 @@ class ClusterOps(object):
     def plan(self, name):
         """``kops update cluster NAME`` (dry run): the parsed plan, its never-read-back group fields settled
         against AWS when an ``autoscaling`` client factory was given."""
-        return self.settle(kops_output.parse_update_plan(self.runner.run(update_cluster_args(name, **self.update_options)).stdout))
+        plan = self.settle(kops_output.parse_update_plan(self.runner.run(update_cluster_args(name, **self.update_options)).stdout))
+        if self.update_options.get("prune") and plan["prune"]:
+            plan["changed"] = True  # what kops deletes only with --prune is this run's to do (upup/pkg/fi/default_methods.go)
+        return plan
 
     def settle(self, plan):
         """:func:`kops_output.settle_unread_fields` with DescribeAutoScalingGroups (one call per group concerned)."""

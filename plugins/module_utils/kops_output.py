@@ -213,6 +213,8 @@ def summarize_plan(plan):
         lines.append("modify %s: %s" % (item["resource"], ", ".join(parts)))
     for item in plan.get("delete", []):
         lines.append("delete %s %s" % (item["resource"], item["name"]))
+    for item in plan.get("prune", []):
+        lines.append("prune %s %s (deleted only with prune: true)" % (item["resource"], item["name"]))
     return lines
 
 

@@ -228,3 +228,31 @@ def test_kops_reconcile_finishes_what_the_hook_stopped(small):
     assert reconciled["changed"] and any(c["argv"][1:3] == ["reconcile", "cluster"] and "--yes" in c["argv"] for c in reconciled["kops_invocations"])
     assert not [n for n, _r in run.results if " - Hop " in n or "Workers - " in n], [n for n, _r in run.results]
     assert kubelets(small) == {"control-plane": ["v1.36.1"], "node": ["v1.36.1"]}
+
+
+def test_prune_deletes_what_kops_defers_and_then_has_nothing_to_prune(small):
+    """kops_cluster prune (kops update cluster --prune): an SSH access change leaves the old security-group rule for
+    --prune (awstasks/securitygroup.go deleteSecurityGroupRule.DeferDeletion); a plain apply keeps it, the prune deletes
+    it (read back from EC2), and a second prune has nothing to do."""
+    ec2 = small.emulator.client("ec2")
+
+    def ssh_cidrs():
+        cidrs = set()
+        for group in ec2.describe_security_groups(Filters=[{"Name": "tag:KubernetesCluster", "Values": [CLUSTER]}])["SecurityGroups"]:
+            for rule in group["IpPermissions"]:
+                if rule.get("FromPort") == 22:
+                    cidrs.update(r["CidrIp"] for r in rule.get("IpRanges", []))
+        return cidrs
+
+    assert "0.0.0.0/0" in ssh_cidrs()
+    changed = small.play([{"name": "a", "kopsible.kops.kops_cluster": {"name": CLUSTER, "ssh_access": ["10.0.0.0/8"], "apply": True}}]).result("a")
+    assert not changed.get("failed"), changed.get("msg")
+    assert {"0.0.0.0/0", "10.0.0.0/8"} <= ssh_cidrs()
+    left = small.play([{"name": "a", "kopsible.kops.kops_cluster": {"name": CLUSTER, "apply": True}}]).result("a")
+    assert left["changed"] is False and left["plan"]["prune"], left["plan"]
+    pruned = small.play([{"name": "p", "kopsible.kops.kops_cluster": {"name": CLUSTER, "apply": True, "prune": True}}]).result("p")
+    assert pruned["changed"] is True and any(line.startswith("prune SecurityGroupRule") for line in pruned["plan_summary"]), pruned["plan_summary"]
+    assert any("--prune" in c["argv"] and "--yes" in c["argv"] for c in pruned["kops_invocations"])
+    assert "0.0.0.0/0" not in ssh_cidrs() and "10.0.0.0/8" in ssh_cidrs()
+    again = small.play([{"name": "p", "kopsible.kops.kops_cluster": {"name": CLUSTER, "apply": True, "prune": True}}]).result("p")
+    assert again["changed"] is False and again["plan"]["prune"] == [], again["plan"]

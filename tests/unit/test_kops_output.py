@@ -206,7 +206,11 @@ def test_plan_deletion_sections():
     assert plan["delete"] == [{"resource": "LoadBalancer", "name": "api-old"}]
     assert plan["modify"][0]["changes"] == {"MaxSize": {"old": "2", "new": "3"}}
     assert plan["changed"] is True
-    assert kops_output.summarize_plan(plan) == ["modify AutoscalingGroup/nodes: MaxSize 2 -> 3", "delete LoadBalancer api-old"]
+    assert kops_output.summarize_plan(plan) == [
+        "modify AutoscalingGroup/nodes: MaxSize 2 -> 3",
+        "delete LoadBalancer api-old",
+        "prune SecurityGroupRule sg-1:port=22 (deleted only with prune: true)",
+    ]
 
 
 def test_plan_prune_only_is_not_a_change():
