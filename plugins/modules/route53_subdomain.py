@@ -79,17 +79,23 @@ options:
     default: false
   records_deleted_first:
     description:
-      - With O(state=absent) in check mode, the records a task before this one deletes in the same run, which a
+      - >-
+        With O(state=absent) in check mode, the records a task before this one deletes in the same run, which a
         preview has not deleted: the RV(kopsible.kops.kops_cluster#module:deleted_resources) of
         M(kopsible.kops.kops_cluster) with O(kopsible.kops.kops_cluster#module:state=absent), as it is. Its
         C(route53-record) entries (kops' id C(ZONE/TYPE/NAME), pkg/resources/aws/aws.go ListRoute53Records) in this
         zone are not counted as records left in it, so a teardown can be previewed; they are listed in
         RV(deleted_first). Entries of other types are ignored.
-      - A real run ignores this option: by then the earlier task has deleted them, and any that remain fail the
+      - >-
+        A real run ignores this option: by then the earlier task has deleted them, and any that remain fail the
         module (or are deleted with O(force=true)) as other records do.
     type: list
     elements: dict
     default: []
+    suboptions:
+      type: {description: "kops' resource type; only C(route53-record) is used.", type: str, required: true}
+      id: {description: "kops' resource id (C(ZONE/TYPE/NAME) for a C(route53-record)).", type: str, required: true}
+      name: {description: "kops' resource name (the record's name).", type: str}
   wait:
     description: Wait until Route53 reports every change INSYNC.
     type: bool
@@ -291,7 +297,12 @@ def argument_spec():
         nameservers=dict(type="list", elements="str"),
         child_nameservers=dict(type="list", elements="str"),
         port=dict(type="int", default=53),
-        records_deleted_first=dict(type="list", elements="dict", default=[]),
+        records_deleted_first=dict(
+            type="list",
+            elements="dict",
+            default=[],
+            options=dict(type=dict(type="str", required=True), id=dict(type="str", required=True), name=dict(type="str")),
+        ),
     )
 
 
@@ -339,9 +350,7 @@ def kops_records(module, resources):
     ListRoute53Records, the zone id without ``/hostedzone/``). Fails naming the entry that is not such a resource."""
     records = []
     for index, resource in enumerate(resources or []):
-        field = "records_deleted_first[%d]" % index
-        if not isinstance(resource.get("type"), str) or not isinstance(resource.get("id"), str):
-            module.fail_json(msg="%s: not a kops resource ({type, name, id} as kops_cluster's deleted_resources), got %r" % (field, resource))
+        field = "records_deleted_first[%d]" % index  # type and id are required by the argument spec
         if resource["type"] != "route53-record":
             continue
         parts = resource["id"].split("/", 2)
