@@ -21,17 +21,44 @@ class RuleError(ValueError):
     """A rule was broken; ``str(err)`` starts with the option name."""
 
 
+# k8s.io/apimachinery/pkg/util/validation/validation.go (the version kops v1.36.2 builds with): dns1123SubdomainFmt
+# and DNS1123SubdomainMaxLength, the rule of IsDNS1123Subdomain. No limit per label: that function has none.
+_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_RE = re.compile(r"%s(\.%s)*" % (_DNS1123_LABEL, _DNS1123_LABEL))
+DNS1123_SUBDOMAIN_MAX_LENGTH = 253
+
+
 def cluster_name(value, field="name"):
-    """A cluster name: a DNS name (pkg/apis/kops/validation/validation.go validateClusterName), either a
-    gossip name ending in ``.k8s.local`` or a name under a DNS zone. Returns it normalised (str).
+    """A cluster name exactly as kops takes it (pkg/apis/kops/validation/validation.go newValidateCluster): a
+    lowercase RFC 1123 subdomain (k8s.io/apimachinery ``IsDNS1123Subdomain``: at most 253 characters of a-z, 0-9,
+    '-' and '.', each dot-separated part starting and ending with a letter or digit) holding a dot ("Cluster Name
+    must be a fully-qualified DNS name"), either a gossip name ending in ``.k8s.local`` or a name under a DNS zone.
+
+    Nothing is folded: kops stores a cluster under its name as given (``NAME/config``, case-sensitive), so
+    ``K1.Example.org`` is not ``k1.example.org`` to kops (``kops create cluster`` refuses it, ``kops get``/``delete``
+    find no such cluster), and silently lowercasing it would address another cluster. Uppercase, a trailing dot
+    and surrounding blanks are refused, naming the lowercase form. Returns the name (str) unchanged.
     ``field`` is the option named in errors (``name`` or ``cluster``)."""
-    try:
-        name = normalize_dns_name(value, field)
-    except DNSNameError as exc:
-        raise RuleError(str(exc)) from exc
-    if "." not in name:
-        raise RuleError("%s: a cluster name must be a fully qualified DNS name such as mycluster01.example.org or mycluster.k8s.local, got %r" % (field, name))
-    return name
+    if not isinstance(value, str) or not value.strip():
+        raise RuleError("%s: a DNS name is required, got %r" % (field, value))
+    if value != value.strip().lower().rstrip(".") and _DNS1123_SUBDOMAIN_RE.fullmatch(value.strip().lower().rstrip(".")):
+        raise RuleError(
+            "%s: cluster name %r must be written %r: kops takes a cluster name as a lowercase RFC 1123 subdomain "
+            "(pkg/apis/kops/validation/validation.go, IsDNS1123Subdomain) and finds a stored cluster by its exact name, "
+            "so it is not folded here" % (field, value, value.strip().lower().rstrip("."))
+        )
+    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+        raise RuleError(
+            "%s: cluster name %r is %d characters long; kops' limit is %d (IsDNS1123Subdomain)" % (field, value, len(value), DNS1123_SUBDOMAIN_MAX_LENGTH)
+        )
+    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
+        raise RuleError(
+            "%s: cluster name %r must be a lowercase RFC 1123 subdomain: a-z, 0-9, '-' and '.', each part starting and "
+            "ending with a letter or digit (kops: pkg/apis/kops/validation/validation.go, IsDNS1123Subdomain)" % (field, value)
+        )
+    if "." not in value:
+        raise RuleError("%s: a cluster name must be a fully qualified DNS name such as mycluster01.example.org or mycluster.k8s.local, got %r" % (field, value))
+    return value
 
 
 def is_gossip(name):

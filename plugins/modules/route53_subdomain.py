@@ -77,6 +77,25 @@ options:
         records a deleted cluster left behind). Without it such records make the module fail and list them.
     type: bool
     default: false
+  records_deleted_first:
+    description:
+      - >-
+        With O(state=absent) in check mode, the records a task before this one deletes in the same run, which a
+        preview has not deleted: the RV(kopsible.kops.kops_cluster#module:deleted_resources) of
+        M(kopsible.kops.kops_cluster) with O(kopsible.kops.kops_cluster#module:state=absent), as it is. Its
+        C(route53-record) entries (kops' id C(ZONE/TYPE/NAME), pkg/resources/aws/aws.go ListRoute53Records) in this
+        zone are not counted as records left in it, so a teardown can be previewed; they are listed in
+        RV(deleted_first). Entries of other types are ignored.
+      - >-
+        A real run ignores this option: by then the earlier task has deleted them, and any that remain fail the
+        module (or are deleted with O(force=true)) as other records do.
+    type: list
+    elements: dict
+    default: []
+    suboptions:
+      type: {description: "kops' resource type; only C(route53-record) is used.", type: str, required: true}
+      id: {description: "kops' resource id (C(ZONE/TYPE/NAME) for a C(route53-record)).", type: str, required: true}
+      name: {description: "kops' resource name (the record's name).", type: str}
   wait:
     description: Wait until Route53 reports every change INSYNC.
     type: bool
@@ -150,6 +169,19 @@ EXAMPLES = r"""
   kopsible.kops.route53_subdomain:
     name: kopsclustertest.example.org
     state: absent
+
+# A teardown that can be previewed with --check: kops deletes the cluster's records before the zone goes
+- name: Delete the cluster
+  kopsible.kops.kops_cluster:
+    name: mycluster01.kopsclustertest.example.org
+    state: absent
+  register: deleted
+
+- name: Remove the subdomain
+  kopsible.kops.route53_subdomain:
+    name: kopsclustertest.example.org
+    state: absent
+    records_deleted_first: "{{ deleted.deleted_resources | default([]) }}"
 """
 
 RETURN = r"""
@@ -215,6 +247,14 @@ deleted_records:
   returned: when O(state=absent)
   type: list
   elements: dict
+deleted_first:
+  description:
+    - In check mode, the records of the zone that O(records_deleted_first) says an earlier task deletes (C(name),
+      C(type)), not counted as records left in it; empty in a real run.
+  returned: when O(state=absent)
+  type: list
+  elements: dict
+  sample: [{name: api.mycluster01.kopsclustertest.example.org, type: A}]
 """
 
 import ipaddress
@@ -257,6 +297,12 @@ def argument_spec():
         nameservers=dict(type="list", elements="str"),
         child_nameservers=dict(type="list", elements="str"),
         port=dict(type="int", default=53),
+        records_deleted_first=dict(
+            type="list",
+            elements="dict",
+            default=[],
+            options=dict(type=dict(type="str", required=True), id=dict(type="str", required=True), name=dict(type="str")),
+        ),
     )
 
 
@@ -294,7 +340,24 @@ def check_params(module):
         module.fail_json(msg="comment: %d characters; Route53 keeps at most 256" % len(params["comment"]))
     if params["parent_zone"] and params["name"] == params["parent_zone"]:
         module.fail_json(msg="name: %s is the parent zone itself, not a subdomain of it" % params["name"])
+    params["records_deleted_first"] = kops_records(module, params["records_deleted_first"])
     return params
+
+
+def kops_records(module, resources):
+    """The ``route53-record`` entries of kops' resource list (kops_cluster's deleted_resources) as ``(zone id, type,
+    name)`` tuples: kops gives each the id ``ZONE/TYPE/NAME`` (k8s.io/kops v1.36.2 pkg/resources/aws/aws.go
+    ListRoute53Records, the zone id without ``/hostedzone/``). Fails naming the entry that is not such a resource."""
+    records = []
+    for index, resource in enumerate(resources or []):
+        field = "records_deleted_first[%d]" % index  # type and id are required by the argument spec
+        if resource["type"] != "route53-record":
+            continue
+        parts = resource["id"].split("/", 2)
+        if len(parts) != 3 or not all(parts):
+            module.fail_json(msg="%s: a route53-record's id is ZONE/TYPE/NAME (kops' form), got %r" % (field, resource["id"]))
+        records.append((parts[0], parts[1], route53.normalize_value(parts[2])))
+    return records
 
 
 def find_parent(module, zones, params):
@@ -460,7 +523,9 @@ def ensure_absent(module, client, params):
     zones = route53.list_zones(client)
     parent = find_parent(module, zones, params)
     child = find_child(module, zones, params)
-    result = dict(changed=False, name=params["name"], zone_id="", name_servers=[], delegation={}, change_ids=[], verified=None, deleted_records=[])
+    result = dict(
+        changed=False, name=params["name"], zone_id="", name_servers=[], delegation={}, change_ids=[], verified=None, deleted_records=[], deleted_first=[]
+    )
     if parent:
         result.update(parent_zone_id=parent["id"], parent_zone=parent["name"])
     record = route53.get_record(client, parent["id"], params["name"], "NS") if parent and not params["private"] else None
@@ -471,6 +536,11 @@ def ensure_absent(module, client, params):
         result["zone_id"] = child["id"]
         records = route53.list_records(client, child["id"])
         leftovers = route53.non_apex_records(records, child["name"])
+        if module.check_mode and params["records_deleted_first"]:
+            # a preview: the earlier task (kops delete cluster) has not deleted what it would delete before this one
+            first = {(t, n) for z, t, n in params["records_deleted_first"] if z == child["id"]}
+            result["deleted_first"] = [{"name": r["name"], "type": r["type"]} for r in leftovers if (r["type"], r["name"]) in first]
+            leftovers = [r for r in leftovers if (r["type"], r["name"]) not in first]
         if leftovers and not params["force"]:
             module.fail_json(
                 msg="Hosted zone %s (%s) still holds records other than NS and SOA: %s; delete them "

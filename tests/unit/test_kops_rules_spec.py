@@ -31,21 +31,13 @@ def raises(fn, *args, **kwargs):
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "raw, expected",
-    [
-        (CLUSTER, CLUSTER),
-        ("MyCluster01.KopsClusterTest.Example.org.", CLUSTER),
-        ("mycluster.k8s.local", "mycluster.k8s.local"),
-        (" a.b ", "a.b"),
-    ],
-)
-def test_cluster_name_accepts(raw, expected):
-    assert kops_rules.cluster_name(raw) == expected
+@pytest.mark.parametrize("raw", [CLUSTER, "mycluster.k8s.local", "a.b", "k1.team-a.example.org", "0.1"])
+def test_cluster_name_accepts(raw):
+    assert kops_rules.cluster_name(raw) == raw
 
 
 def test_cluster_name_gossip():
-    assert kops_rules.is_gossip(kops_rules.cluster_name("MyCluster.K8s.Local"))
+    assert kops_rules.is_gossip(kops_rules.cluster_name("mycluster.k8s.local"))
     assert not kops_rules.is_gossip(kops_rules.cluster_name(CLUSTER))
     assert not kops_rules.is_gossip("k8s.local.example.org")
 
@@ -58,17 +50,51 @@ def test_cluster_name_single_label_refused():
 
 
 @pytest.mark.parametrize(
+    "raw, lower",
+    [
+        ("K1.Team-A.Example.org", "k1.team-a.example.org"),  # issue 33 item 7: it used to address k1.team-a.example.org
+        ("MyCluster01.KopsClusterTest.Example.org.", CLUSTER),
+        ("MyCluster.K8s.Local", "mycluster.k8s.local"),
+        (CLUSTER + ".", CLUSTER),  # IsDNS1123Subdomain ends with a letter or digit: no trailing dot
+        (" a.b ", "a.b"),
+    ],
+)
+def test_cluster_name_not_folded_but_refused(raw, lower):
+    """kops stores and finds a cluster by its exact name (NAME/config) and refuses to create one that is not a
+    lowercase RFC 1123 subdomain (validation.go newValidateCluster, IsDNS1123Subdomain): refused, naming the field,
+    the lowercase form and kops' rule, as ``cluster`` too (the option of the group and roll modules)."""
+    message = raises(kops_rules.cluster_name, raw)
+    assert message.startswith("name: cluster name %r must be written %r: " % (raw, lower)), message
+    assert "IsDNS1123Subdomain" in message and "pkg/apis/kops/validation/validation.go" in message
+    assert raises(kops_rules.cluster_name, raw, "cluster").startswith("cluster: cluster name %r" % raw)
+
+
+@pytest.mark.parametrize(
     "raw, fragment",
     [
         ("", "required"),
         (None, "required"),
-        ("bad_name.example.org", "may hold only"),
-        ("a..example.org", "empty label"),
+        ("bad_name.example.org", "must be a lowercase RFC 1123 subdomain"),
+        ("Bad_Name.Example.org", "must be a lowercase RFC 1123 subdomain"),
+        ("a..example.org", "must be a lowercase RFC 1123 subdomain"),
+        ("-a.example.org", "must be a lowercase RFC 1123 subdomain"),
+        ("a-.example.org", "must be a lowercase RFC 1123 subdomain"),
+        ("a" * 250 + ".org", "254 characters long; kops' limit is 253"),
     ],
 )
 def test_cluster_name_dns_rules(raw, fragment):
     message = raises(kops_rules.cluster_name, raw)
-    assert message.startswith("name: ") and fragment in message
+    assert message.startswith("name: ") and fragment in message, message
+
+
+def test_cluster_name_no_stricter_than_kops():
+    """IsDNS1123Subdomain limits the whole name to 253 characters and has no limit per label: a 64-character label
+    is a name kops accepts, so it is accepted here too (the 63-octet label limit of DNS is Route53's, met by the
+    records kops writes under a name with a DNS zone, not by a gossip name)."""
+    name = "a" * 64 + ".k8s.local"
+    assert kops_rules.cluster_name(name) == name
+    longest = ".".join(["a" * 63, "b" * 63, "c" * 63, "d" * 57, "org"])
+    assert len(longest) == 253 and kops_rules.cluster_name(longest) == longest
 
 
 @pytest.mark.parametrize(

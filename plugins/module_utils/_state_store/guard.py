@@ -47,6 +47,8 @@ class StoreGuard(object):
         except store_lock.ClientError as exc:
             bucket = s3_location(self.state_store)[0]
             if error_code(exc) in ("NoSuchBucket", "404"):
+                if self._deletes_the_cluster():
+                    self._nothing_to_delete(bucket)
                 module.fail_json(
                     msg="state_store: bucket %s of %s does not exist (create it first, e.g. with role kopsible.kops.state_store)" % (bucket, self.state_store),
                     kops_invocations=[],
@@ -55,6 +57,30 @@ class StoreGuard(object):
         if self.warning:
             module.warn(self.warning)
         return self
+
+    def _deletes_the_cluster(self):
+        """True when this run deletes the cluster itself (kops_cluster ``state: absent``: its ``name`` is the cluster;
+        a module of a cluster's parts names the cluster in ``cluster`` and needs it to exist)."""
+        params = self.module.params
+        return params.get("state") == "absent" and params.get("name") == self.cluster
+
+    def _nothing_to_delete(self, bucket):
+        """Exit the run of a cluster's deletion whose store's bucket does not exist: kops keeps a cluster's spec under
+        ``NAME/config`` in the store (pkg/client/simple/vfsclientset/cluster.go), so no bucket, no cluster to delete:
+        ``changed=false``, as for a cluster missing from an existing bucket (a second teardown, issue 33 item 6). kops
+        itself would fail reading the store; its ``delete cluster --external`` (by the KubernetesCluster tag, no spec)
+        is the way to the cloud resources of a cluster whose bucket was deleted under it."""
+        self.module.exit_json(
+            changed=False,
+            name=self.cluster,
+            changes=[],
+            cluster={},
+            state_store=self.state_store,
+            msg="cluster %s does not exist in %s (bucket %s does not exist); nothing to delete" % (self.cluster, self.state_store, bucket),
+            kops_invocations=[],
+            previous_versions={},
+            state_store_safety=self.facts(),
+        )
 
     def take_lock(self):
         """Take the cluster's lock now (no-op in check mode, for non-s3 stores, or when already held).
