@@ -58,6 +58,14 @@ def cluster_name(value, field="name"):
         )
     if "." not in value:
         raise RuleError("%s: a cluster name must be a fully qualified DNS name such as mycluster01.example.org or mycluster.k8s.local, got %r" % (field, value))
+    long_labels = [label for label in value.split(".") if len(label) > 63]
+    if long_labels and not is_gossip(value):
+        # kops' rule has no per-label limit, but the records kops writes under a DNS name (api.<name>...) are Route53's,
+        # whose names take labels of at most 63 characters (RFC 1035; Route53 DomainNameFormat)
+        raise RuleError(
+            "%s: cluster name %r has a label of %d characters; a cluster under a DNS zone gets Route53 records under its "
+            "name, whose labels are at most 63 characters (a gossip name ending in .k8s.local has no such records)" % (field, value, len(long_labels[0]))
+        )
     return value
 
 

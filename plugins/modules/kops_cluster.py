@@ -244,7 +244,7 @@ options:
     elements: str
   reconcile:
     description:
-      - With O(apply=true), apply with C(kops reconcile cluster --yes) instead of C(kops update cluster --yes): kops
+      - With O(apply=true), apply with C(kops reconcile cluster --yes) instead of C(kops update cluster --yes); kops
         updates the control-plane and API-server groups, waits for the API, rolls them, updates every group, rolls the
         rest and prunes, in one call (cmd/kops/reconcile_cluster.go; kOps' order for Kubernetes 1.31 and later). It
         rolls instances, so it needs the Kubernetes API (O(kubeconfig)) and takes kops' default rolling-update settings.

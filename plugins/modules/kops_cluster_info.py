@@ -31,7 +31,7 @@ options:
   upgrade_to:
     description:
       - A target Kubernetes version; returns RV(clusters[].upgrade_plan), the plan of the upgrade in kOps' order for
-        Kubernetes 1.31 and later (kops docs/tutorial/upgrading-kubernetes.md): one hop per minor version, each
+        Kubernetes 1.31 and later (kops docs/tutorial/upgrading-kubernetes.md), one hop per minor version, each
         updating and rolling the control plane and API servers only, and the workers (and bastions) once at the end,
         or in between where the next hop would leave their kubelets more than three minor versions behind the
         control plane (the Kubernetes version-skew policy). Needs O(name). Nothing is written.

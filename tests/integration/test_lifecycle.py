@@ -154,7 +154,7 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
         assert list(group["replaced"]) == [group_name], group["replaced"]
         roll_call = group["kops_invocations"][-2]["argv"]
         assert "--yes" in roll_call and "--cloudonly" not in roll_call and roll_call[roll_call.index("--instance-group") + 1] == group_name
-    hop = first(run, "Hop 1/1 - set 1.35.0 and apply the control plane only")
+    hop = first(run, "Control plane - set the version and apply the control-plane groups alone - hop 1/1, 1.35.0")
     hop_update = next(c["argv"] for c in hop["kops_invocations"] if "--yes" in c["argv"])
     assert hop_update[hop_update.index("--instance-group-roles") + 1] == "control-plane,apiserver", hop_update
     report = first(run, "Report the upgrade")["msg"]

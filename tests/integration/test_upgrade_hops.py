@@ -226,7 +226,7 @@ def test_kops_reconcile_finishes_what_the_hook_stopped(small):
     assert not run.failed, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or run.stdout[-3000:]
     reconciled = next(r for n, r in run.results if n.endswith("kOps' order in one kops call (kops reconcile cluster --yes)"))
     assert reconciled["changed"] and any(c["argv"][1:3] == ["reconcile", "cluster"] and "--yes" in c["argv"] for c in reconciled["kops_invocations"])
-    assert not [n for n, _r in run.results if " - Hop " in n or "Workers - " in n], [n for n, _r in run.results]
+    assert not [n for n, _r in run.results if "Control plane - " in n or "Workers - " in n], [n for n, _r in run.results]
     assert kubelets(small) == {"control-plane": ["v1.36.1"], "node": ["v1.36.1"]}
 
 

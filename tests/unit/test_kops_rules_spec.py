@@ -679,3 +679,13 @@ def test_newest_supported_kubernetes_version(value, bypass, ok):
     else:
         with pytest.raises(RuleError, match="is not yet supported by kops v1.36.2, which applies Kubernetes below 1.37.0"):
             kops_rules.supported_kubernetes_version(value, too_new_allowed=bypass)
+
+
+def test_a_dns_cluster_name_keeps_route53_label_limit_and_a_gossip_name_does_not():
+    """kops' own rule (IsDNS1123Subdomain) has no per-label limit; a name under a DNS zone gets Route53 records whose
+    labels are at most 63 characters (RFC 1035), a gossip name none."""
+    long_label = "a" * 64
+    with pytest.raises(RuleError, match="has a label of 64 characters"):
+        kops_rules.cluster_name(long_label + ".example.org")
+    assert kops_rules.cluster_name(long_label + ".k8s.local") == long_label + ".k8s.local"
+    assert kops_rules.cluster_name("a" * 63 + ".example.org") == "a" * 63 + ".example.org"
