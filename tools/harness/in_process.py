@@ -24,7 +24,6 @@ INTERNAL = {
     "_ansible_debug": False,
     "_ansible_verbosity": 0,
     "_ansible_keep_remote_files": False,
-    "_ansible_string_conversion_action": "warn",
 }
 
 
@@ -55,6 +54,9 @@ def run_module(name, args, check_mode=False, diff=False):
         return {"failed": True, "msg": "Module failed: %s" % exc, "module_stderr": traceback.format_exc()}
     text = out.getvalue()
     try:
-        return json.loads(text[text.index("{") :])
+        result = json.loads(text[text.index("{") :])
     except ValueError:
         return {"failed": True, "msg": "MODULE FAILURE: no JSON result", "module_stdout": text}
+    if "Unsupported parameters" in (result.get("msg") or "") and "_ansible_" in result["msg"].split("Supported parameters")[0]:
+        raise AssertionError("in_process: ansible-core refused an internal argument this harness set: %s" % result["msg"][:300])
+    return result
