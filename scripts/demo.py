@@ -240,8 +240,7 @@ def report(run, example, elapsed, world=None):
         }
         for line in phase_lines(upgrade_report.get("phases"), node_roles):
             print(line)
-        if upgrade_report.get("pruned"):
-            print("   prune (kops update cluster --prune --yes): %s" % "; ".join(upgrade_report["pruned"]))
+        print("   prune (kops update cluster --prune --yes): %s" % ("; ".join(upgrade_report.get("pruned") or []) or "nothing kops deferred was left"))
         for group in roll.get("rolled") or []:
             print(
                 "   %-26s %s  drained %d node(s), %d pod(s) evicted%s, %d validation(s) %.0fs, %.0fs"

@@ -173,6 +173,30 @@ class KopsWorld:
         return groups
 
 
+def live_world(emulator, dns, ssh_public_key, kube_world, kubeconfig, nodes, **cluster_options):
+    """A :class:`KopsWorld` on the emptied ``emulator`` whose cluster (``KopsWorld.cluster_options`` with
+    ``cluster_options``) is created, applied and running on the kube world, with an admin kubeconfig exported to
+    ``kubeconfig`` (a path): ``world.play(tasks, kops=None, **kw)`` runs playbooks through the local DNS (kops settings
+    ``kops`` instead of the world's, e.g. with break_lock), ``world.core`` is a CoreV1Api of the cluster, ``world.kube``
+    the kube world. Waits until ``nodes`` Nodes are registered."""
+    import kubernetes
+
+    emulator.reset()
+    world = KopsWorld(emulator, dns, ssh_public_key)
+    world.kube, world.kubeconfig = kube_world, kubeconfig
+    world.play = lambda tasks, kops=None, **kw: run_playbook(tasks, emulator=world.emulator, kops=kops or world.kops, resolv_conf=world.dns.resolv_conf, **kw)
+    created = world.play(
+        [
+            {"name": "c", "kopsible.kops.kops_cluster": world.cluster_options(apply=True, **cluster_options)},
+            {"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": kubeconfig}},
+        ]
+    )
+    assert not created.failed, created.stdout[-3000:]
+    kube_world.wait_cluster(CLUSTER, timeout=120, nodes=nodes)
+    world.core = kubernetes.client.CoreV1Api(kube_world.api_client(CLUSTER))
+    return world
+
+
 @pytest.fixture
 def kops_world(emulator, kops_dns, ssh_public_key):
     return KopsWorld(emulator, kops_dns, ssh_public_key)

@@ -14,7 +14,7 @@ import time
 import pytest
 import yaml
 
-from conftest import BUCKET, CLUSTER, KopsWorld
+from conftest import BUCKET, CLUSTER, live_world
 from harness.kube_world import wait_for
 
 pytestmark = pytest.mark.kops
@@ -30,25 +30,9 @@ FAST = dict(
 @pytest.fixture(scope="module")
 def small(emulator_session, kops_dns, ssh_public_key, kube_world, tmp_path_factory):
     """One control-plane node and one worker at 1.32.13, applied, with its control plane and a kubeconfig."""
-    import kubernetes
-
-    from harness.playbook import run_playbook
-
-    emulator_session.reset()
-    world = KopsWorld(emulator_session, kops_dns, ssh_public_key)
-    world.kube = kube_world
-    world.kubeconfig = str(tmp_path_factory.mktemp("kube") / "config")
-    world.play = lambda tasks, kops=None, **kw: run_playbook(tasks, emulator=world.emulator, kops=kops or world.kops, resolv_conf=world.dns.resolv_conf, **kw)
-    options = world.cluster_options(zones=["us-east-1a"], control_plane_zones=["us-east-1a"], node_count=1, kubernetes_version="1.32.13", apply=True)
-    created = world.play(
-        [
-            {"name": "c", "kopsible.kops.kops_cluster": options},
-            {"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": world.kubeconfig}},
-        ]
-    )
-    assert not created.failed, created.stdout[-3000:]
-    kube_world.wait_cluster(CLUSTER, timeout=120, nodes=2)
-    world.core = kubernetes.client.CoreV1Api(kube_world.api_client(CLUSTER))
+    kubeconfig = str(tmp_path_factory.mktemp("kube") / "config")
+    options = dict(zones=["us-east-1a"], control_plane_zones=["us-east-1a"], node_count=1, kubernetes_version="1.32.13")
+    world = live_world(emulator_session, kops_dns, ssh_public_key, kube_world, kubeconfig, nodes=2, **options)
     yield world
     emulator_session.reset()
 

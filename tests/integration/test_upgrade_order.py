@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import CLUSTER, KopsWorld
+from conftest import CLUSTER, live_world
 from harness.kube_world import wait_for
 
 pytestmark = pytest.mark.kops
@@ -36,24 +36,8 @@ def minor(version):
 def live(emulator_session, kops_dns, ssh_public_key, kube_world, tmp_path_factory):
     """The guide's HA cluster (3 control-plane nodes, 2 workers) at 1.34.1, applied, with its control plane and an
     exported admin kubeconfig."""
-    import kubernetes
-
-    from harness.playbook import run_playbook
-
-    emulator_session.reset()
-    world = KopsWorld(emulator_session, kops_dns, ssh_public_key)
-    world.kube = kube_world
-    world.kubeconfig = str(tmp_path_factory.mktemp("kube") / "config")
-    world.play = lambda tasks, **kw: run_playbook(tasks, emulator=world.emulator, kops=world.kops, resolv_conf=world.dns.resolv_conf, **kw)
-    created = world.play(
-        [
-            {"name": "c", "kopsible.kops.kops_cluster": world.cluster_options(apply=True)},
-            {"name": "k", "kopsible.kops.kops_cluster": {"name": CLUSTER, "export_kubeconfig": True, "kubeconfig": world.kubeconfig}},
-        ]
-    )
-    assert not created.failed, created.stdout[-3000:]
-    kube_world.wait_cluster(CLUSTER, timeout=120, nodes=5)
-    world.core = kubernetes.client.CoreV1Api(kube_world.api_client(CLUSTER))
+    kubeconfig = str(tmp_path_factory.mktemp("kube") / "config")
+    world = live_world(emulator_session, kops_dns, ssh_public_key, kube_world, kubeconfig, nodes=5)
     yield world
     emulator_session.reset()
 
