@@ -42,7 +42,16 @@ def hop_version(minor_version, hop_versions, target):
     return "%d.%d.0" % minor_version
 
 
-def plan_upgrade(spec_version, target, control_plane_kubelets=None, worker_kubelets=None, hop_versions=None, allow_version_skip=False, too_new_allowed=False):
+def plan_upgrade(
+    spec_version,
+    target,
+    control_plane_kubelets=None,
+    worker_kubelets=None,
+    hop_versions=None,
+    allow_version_skip=False,
+    too_new_allowed=False,
+    field="upgrade_to",
+):
     """The hops of an upgrade of a cluster whose spec has ``spec_version`` to ``target`` (str versions).
 
     :param control_plane_kubelets: kubelet versions of the control-plane (and API-server) Nodes (list of str), or
@@ -52,6 +61,7 @@ def plan_upgrade(spec_version, target, control_plane_kubelets=None, worker_kubel
         not in it hops to ``X.Y.0``.
     :param allow_version_skip: one hop straight to ``target`` (also backwards), the control plane still first.
     :param too_new_allowed: kops' ``KOPS_RUN_TOO_NEW_VERSION`` (kops_rules.supported_kubernetes_version).
+    :param field: the option named in errors for ``target`` (``hop_versions`` and ``allow_version_skip`` are named so).
     :returns: dict ``hops`` (list of dicts: ``version``, ``roles`` (the groups updated and rolled first),
         ``api_before``/``api_after`` (the oldest kube-apiserver before and after the hop), ``kubelets`` (the oldest
         worker kubelet during the hop), ``workers_after`` (the version the workers are rolled to after this hop, or
@@ -62,12 +72,12 @@ def plan_upgrade(spec_version, target, control_plane_kubelets=None, worker_kubel
         is written), or a downgrade without ``allow_version_skip``.
     """
     spec = kops_rules.kubernetes_version(spec_version, "current version")
-    goal = kops_rules.supported_kubernetes_version(target, "kubernetes_version", too_new_allowed=too_new_allowed)
+    goal = kops_rules.supported_kubernetes_version(target, field, too_new_allowed=too_new_allowed)
     api = _oldest(control_plane_kubelets, spec)
     workers = initial_workers = _oldest(worker_kubelets, min(spec, api))
     if goal < spec and not allow_version_skip:
         raise kops_rules.RuleError(
-            "kubernetes_version: %s is older than the cluster's %s; downgrades are refused (allow_version_skip: true to force)" % (_text(goal), _text(spec))
+            "%s: %s is older than the cluster's %s; downgrades are refused (allow_version_skip: true to force)" % (field, _text(goal), _text(spec))
         )
     versions = []
     if api < spec:  # a hop written before and not rolled yet (a run stopped part-way): finish it first
@@ -80,7 +90,7 @@ def plan_upgrade(spec_version, target, control_plane_kubelets=None, worker_kubel
             versions.append((hop_version((goal[0], minor), hop_versions, goal), False, "to the target" if minor == goal[1] else "one minor at a time"))
     hops, steps = [], []
     for version, resume, why in versions:
-        kops_rules.supported_kubernetes_version(version, "kubernetes_version (hop %s)" % version, too_new_allowed=too_new_allowed)
+        kops_rules.supported_kubernetes_version(version, "%s (the hop to %s)" % (field, version), too_new_allowed=too_new_allowed)
         hops.append({"version": version, "roles": list(CONTROL_PLANE_ROLES), "why": why, "resume": resume})
     control_plane = api
     for index, hop in enumerate(hops):

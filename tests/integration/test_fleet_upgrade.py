@@ -1,6 +1,7 @@
 """playbooks/fleet_upgrade.yml over the kopsible.kops.kops inventory: three gossip clusters made with the real
-kops in one state store; the canary upgrades, the next cluster fails (its version would skip a minor), the
-rollout stops there and names it, and the last cluster is not touched."""
+kops in one state store; the canary upgrades, the next cluster fails (its version is newer than the target: a
+downgrade, refused before anything is written), the rollout stops there and names it, and the last cluster is not
+touched."""
 
 import os
 import subprocess
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.kops
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUCKET = "fleet-state"
 KOPS = {"kops_binary": kops_binary(), "kops_env": {"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"}, "state_store": "s3://" + BUCKET}
-CLUSTERS = {"c0.k8s.local": ("1.34.1", "canary"), "c1.k8s.local": ("1.33.0", "wave1"), "c2.k8s.local": ("1.34.1", "wave1")}
+CLUSTERS = {"c0.k8s.local": ("1.34.1", "canary"), "c1.k8s.local": ("1.36.0", "wave1"), "c2.k8s.local": ("1.34.1", "wave1")}
 
 
 def stored_version(emulator, cluster):
@@ -95,16 +96,17 @@ def test_fleet_rollout_stops_at_the_failing_cluster(emulator, ssh_public_key, tm
     )
     run = PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
     assert run.rc != 0, "the rollout should have failed"
-    # the role applies the upgrade without a second dry run: its pre-flight step showed the plan
-    applied = [r for n, r in run.results if n.endswith("Set the version and apply") and not r.get("skipped")]
+    # the role applies the control plane without a second dry run: its pre-flight step showed the plan
+    applied = [r for n, r in run.results if "Control plane - set the version and apply the control-plane groups alone" in n and not r.get("skipped")]
     assert applied and applied[0]["changed"] is True and applied[0]["plan"] is None, applied
     assert [c["argv"][1:3] for c in applied[0]["kops_invocations"] if "--yes" not in c["argv"]].count(["update", "cluster"]) == 0
     summary = run.result("Show the rollout")["fleet_summary"]
     assert summary["c0.k8s.local"]["status"] == "upgraded" and summary["c0.k8s.local"]["version"] == "1.35.0"
     assert summary["c1.k8s.local"]["status"] == "failed"
-    assert "skips a minor version" in summary["c1.k8s.local"]["error"]
+    error = summary["c1.k8s.local"]["error"]  # in the role's variable names (issue 33 item 11)
+    assert "upgrade_kubernetes_version: 1.35.0 is older than the cluster's 1.36.0; downgrades are refused (upgrade_allow_version_skip: true" in error, error
     assert summary["c2.k8s.local"] == {"status": "not started"}
     stopped = run.result("The rollout must not have stopped")
     assert "rollout stopped at cluster c1.k8s.local" in stopped["msg"] and "c2.k8s.local" in stopped["msg"]
     # read back from the state store: only the canary moved
-    assert [stored_version(emulator, c) for c in sorted(CLUSTERS)] == ["1.35.0", "1.33.0", "1.34.1"]
+    assert [stored_version(emulator, c) for c in sorted(CLUSTERS)] == ["1.35.0", "1.36.0", "1.34.1"]

@@ -251,7 +251,7 @@ BAD_INPUTS = [
     ({"control_plane_zones": ["us-east-1a", "us-east-1b"]}, "odd number of control-plane zones"),
     ({"zones": ["us-east-1a", "us-west-2b"]}, "all zones must be in one region"),
     ({"zones": ["us-east-1"]}, "is not an availability zone name"),
-    ({"name": "bad_name.example.org"}, "name: label 'bad_name'"),
+    ({"name": "bad_name.example.org"}, "name: cluster name 'bad_name.example.org' must be a lowercase RFC 1123 subdomain"),
     ({"name": "singlelabel"}, "fully qualified DNS name"),
     ({"node_count": -1}, "node_count: must be 0 or more"),
     ({"kubernetes_version": "1.34"}, "kubernetes_version: '1.34' is not a version"),

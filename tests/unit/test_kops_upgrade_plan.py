@@ -54,9 +54,9 @@ def test_a_patch_upgrade_and_a_skip_are_one_hop():
 @pytest.mark.parametrize(
     "spec, target, message",
     [
-        ("1.35.0", "1.34.1", "kubernetes_version: 1.34.1 is older than the cluster's 1.35.0; downgrades are refused"),
-        ("1.35.0", "1.37.0", "kubernetes_version: 1.37.0 is not yet supported by kops v1.36.2"),
-        ("1.34.1", "1.35", "kubernetes_version: '1.35' is not a version"),
+        ("1.35.0", "1.34.1", "upgrade_to: 1.34.1 is older than the cluster's 1.35.0; downgrades are refused"),
+        ("1.35.0", "1.37.0", "upgrade_to: 1.37.0 is not yet supported by kops v1.36.2"),
+        ("1.34.1", "1.35", "upgrade_to: '1.35' is not a version"),
     ],
 )
 def test_refused_before_anything_is_written(spec, target, message):
