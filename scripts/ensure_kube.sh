@@ -23,6 +23,26 @@ have_all() { for b in "${binaries[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
 if have_all && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   echo "ensure_kube: reusing $bin ($want)" >&2; exit 0
 fi
+
+# Binaries of the pinned versions already on PATH (outside .cache/bin) are reused as kops is (scripts/ensure_kops.sh):
+# linked into .cache/bin, where the kube world looks for them. `kube-apiserver --version` prints "Kubernetes vX.Y.Z",
+# `etcd --version` "etcd Version: X.Y.Z" first.
+search_path=$(printf '%s' "$PATH" | tr ':' '\n' | grep -vxF "$bin" | paste -sd: -)
+on_path() { PATH="$search_path" command -v "$1" 2>/dev/null; }
+pinned_on_path() {
+  for b in kube-apiserver kube-controller-manager kube-scheduler; do
+    p=$(on_path "$b") || return 1
+    [ "$("$p" --version 2>/dev/null | head -n1)" = "Kubernetes v$KUBE_VERSION" ] || return 1
+  done
+  p=$(on_path etcd) || return 1
+  [ "$("$p" --version 2>/dev/null | head -n1)" = "etcd Version: $ETCD_VERSION" ] || return 1
+}
+if pinned_on_path; then
+  mkdir -p "$bin"
+  for b in "${binaries[@]}"; do ln -sfn "$(on_path "$b")" "$bin/$b"; done
+  echo "$want" > "$stamp"
+  echo "ensure_kube: reusing $want from PATH (linked into $bin)" >&2; exit 0
+fi
 command -v go >/dev/null || { echo "ensure_kube: no Go toolchain to build $want" >&2; exit 1; }
 mkdir -p "$bin"
 work="$root/.cache/kube-build"

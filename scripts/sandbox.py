@@ -230,6 +230,13 @@ def write_files(args, info):
     lines += ["# kops by hand: $KOPSIBLE_WRAPPER get clusters --state s3://BUCKET (resolves through the sandbox's DNS)"]
     lines += ["export %s=%s" % (k, v) for k, v in sorted(kops_env.items())]
     lines += ["export KOPSIBLE_WRAPPER=%s" % info["kops"]["kops_binary"]]
+    lines += [
+        "# ansible-playbook from a directory outside the checkout finds the collection here",
+        "export ANSIBLE_COLLECTIONS_PATH=%s" % os.path.join(ROOT, ".cache", "collections"),
+        "# a play that talks to a cluster's Kubernetes API (kubernetes.core, rolling_update with a kubeconfig) resolves",
+        "# api.<cluster> through the sandbox's DNS face: $KOPSIBLE_WITH_LOCAL_DNS ansible-playbook ...",
+        "export KOPSIBLE_WITH_LOCAL_DNS=%s" % os.path.join(ROOT, "tools", "with-local-dns"),
+    ]
     with open(env_file, "w") as handle:
         handle.write("\n".join(lines) + "\n")
     vars_file = os.path.join(args.out_dir, "sandbox-vars.yml")
@@ -260,6 +267,9 @@ def usage(args, info, env_file, vars_file):
             "Playbooks:  ansible-playbook -i localhost, -e @%s examples/getting-started/cluster.yml  (docs/getting-started.md)" % rel(vars_file),
             '  (in your plays: module_defaults: {group/kopsible.kops.kops: "{{ kopsible_defaults | default({}) }}", '
             'group/aws: "{{ aws_defaults | default({}) }}"})',
+            "From your own directory: source %s (ANSIBLE_COLLECTIONS_PATH points at this checkout's collection)" % rel(env_file),
+            "Plays that reach a cluster's Kubernetes API:  $KOPSIBLE_WITH_LOCAL_DNS ansible-playbook ...  (api.<cluster> resolves "
+            "through the sandbox's DNS face)",
             "Stop:  make sandbox-stop   (the emulator keeps its state in memory only)",
         ]
     )

@@ -469,8 +469,9 @@ def parse_rolling_log(text, cluster):
     Lines mirror pkg/instancegroups/instancegroups.go and rollingupdate.go of kops v1.36.2 ("Detaching
     instance", "Draining the node", "Stopping instance", "Validating the cluster.", "Cluster validated",
     "Cluster did not pass validation, will retry in ...", "Rolling updates for InstanceGroup ... are
-    disabled", "Completed rolling update") and k8s.io/kubectl/pkg/drain ("evicting pod NS/NAME", "error
-    when evicting pods/... (will retry after 5s): REASON", e.g. a PodDisruptionBudget).
+    disabled", "Completed rolling update") and k8s.io/kubectl/pkg/drain ("evicting pod NS/NAME" before each attempt,
+    "error when evicting pods/... (will retry after 5s): REASON" after a refused one, e.g. by a PodDisruptionBudget;
+    a pod counts as evicted only when it was tried more often than refused).
 
     :param text: the merged output (str). :param cluster: the cluster name (str), to map Auto Scaling
         group names back to InstanceGroups.
@@ -482,6 +483,7 @@ def parse_rolling_log(text, cluster):
         "Validating the cluster." to its outcome.
     """
     groups, order, before, disabled = {}, [], [], []
+    attempts, refusals = {}, {}  # {(group, node): {pod: count}} of "evicting pod" and "error when evicting" lines
     state = {"group": None, "node": None, "validating_at": None, "first": None, "last": None, "completed": False}
 
     def group(name):
@@ -519,13 +521,15 @@ def parse_rolling_log(text, cluster):
             state["last"] = at
         evicting = _EVICTING.match(line)
         if evicting and state["group"]:
-            pods = groups[state["group"]]["pods_evicted"].setdefault(state["node"] or "?", [])
-            if evicting.group("pod") not in pods:
-                pods.append(evicting.group("pod"))
+            tries = attempts.setdefault((state["group"], state["node"] or "?"), {})
+            tries[evicting.group("pod")] = tries.get(evicting.group("pod"), 0) + 1
             continue
         retry = _EVICT_RETRY.match(line)
         if retry and state["group"]:
-            groups[state["group"]]["evictions_refused"].append({"pod": "%s/%s" % (retry.group("ns"), retry.group("pod")), "reason": retry.group("reason")})
+            pod = "%s/%s" % (retry.group("ns"), retry.group("pod"))
+            groups[state["group"]]["evictions_refused"].append({"pod": pod, "reason": retry.group("reason")})
+            refused = refusals.setdefault((state["group"], state["node"] or "?"), {})
+            refused[pod] = refused.get(pod, 0) + 1
             continue
         for kind, pattern in _ROLL_PATTERNS:
             match = pattern.match(line)
@@ -553,6 +557,13 @@ def parse_rolling_log(text, cluster):
             if state["group"] and state["last"] is not None:
                 groups[state["group"]]["ended"] = state["last"]
             break
+    # the drain helper prints "evicting pod" before every attempt and "error when evicting" after each refused one (it
+    # prints nothing when one succeeds): a pod was evicted when it was tried more often than refused
+    for (name, node), tries in attempts.items():
+        refused = refusals.get((name, node), {})
+        evicted = [pod for pod in tries if tries[pod] > refused.get(pod, 0)]
+        if evicted:
+            groups[name]["pods_evicted"][node] = evicted
     for entry in groups.values():
         started, ended = entry.pop("started"), entry.pop("ended")
         entry["seconds"] = round(ended - started, 3) if started is not None and ended is not None else None

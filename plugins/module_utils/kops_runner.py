@@ -25,6 +25,10 @@ SECRET_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
 # trust, distrust); the others write only with --yes (update, rolling-update, upgrade, reconcile).
 WRITING_COMMANDS = ("create", "replace", "delete", "edit", "promote", "trust", "distrust")
 
+# kops' warning for every command on a file:// state store (cmd/kops/util/factory.go:152). Against check mode's scratch
+# store (kops_preview.ScratchStore) it speaks of the collection's own temporary copy, not of the user's store: not shown.
+SCRATCH_STORE_WARNING = "The local filesystem state store is not functional for running clusters"
+
 
 class KopsError(Exception):
     """kops failed. ``message`` is kops' own ``Error: ...`` text; ``command`` the argv (list of str,
@@ -141,7 +145,7 @@ class KopsRunner(object):
         kops calls pass)."""
         command = " ".join(a for a in argv[1:3] if not a.startswith("-"))
         for message in kops_warnings(self.redact(stdout or ""), self.redact(stderr or ""), merged):
-            if message in self._warned:
+            if message in self._warned or (self.scratch and message == SCRATCH_STORE_WARNING):
                 continue
             self._warned.add(message)
             text = "kops %s: %s" % (command, message)

@@ -237,6 +237,15 @@ def diff_paths(before, after, prefix=""):
     return changes
 
 
+def _is_set(value):
+    """A value kops keeps (``omitempty``): not None, False, 0, "", an empty list, or a map of only such values."""
+    if isinstance(value, dict):
+        return any(_is_set(v) for v in value.values())
+    if isinstance(value, list):
+        return bool(value)
+    return value not in (None, False, 0, "")
+
+
 def dropped_paths(desired, stored, prefix="spec"):
     """The fields set in ``desired`` that kops did not keep in ``stored`` (both manifests; only under ``spec``).
 
@@ -249,13 +258,7 @@ def dropped_paths(desired, stored, prefix="spec"):
     :returns: sorted list of dotted paths (``'spec.kubeAPIServer.auditLogMaxAges'``, ``'spec.hooks[0].nmae'``).
     """
     found = []
-
-    def is_set(value):
-        if isinstance(value, dict):
-            return any(is_set(v) for v in value.values())
-        if isinstance(value, list):
-            return bool(value)
-        return value not in (None, False, 0, "")
+    is_set = _is_set
 
     def walk(want, have, path):
         if isinstance(want, dict):
@@ -275,6 +278,72 @@ def dropped_paths(desired, stored, prefix="spec"):
 
     walk((desired or {}).get(prefix), (stored or {}).get(prefix), prefix)
     return sorted(found)
+
+
+def _steps(path):
+    """``'spec.hooks[0].name'`` -> ``['spec', 'hooks', 0, 'name']``."""
+    steps = []
+    for part in path.split("."):
+        name, _bracket, rest = part.partition("[")
+        if name:
+            steps.append(name)
+        while rest:
+            index, _close, rest = rest.partition("]")
+            steps.append(int(index))
+            rest = rest[1:] if rest.startswith("[") else rest
+    return steps
+
+
+def requested_dropped(fragment, dropped, prefix="spec"):
+    """The set fields of a ``spec`` fragment (dotted paths of its leaves, as :func:`dropped_paths` writes them) that
+    kops did not keep: a leaf is dropped when a path of ``dropped`` is it or holds it. Returns ``(requested, dropped
+    ones)``, two sorted lists."""
+    requested = []
+
+    def walk(value, path):
+        if isinstance(value, dict) and value:
+            for key, child in value.items():
+                walk(child, "%s.%s" % (path, key))
+        elif _is_set(value):
+            requested.append(path)
+
+    walk(fragment or {}, prefix)
+    gone = [r for r in requested if any(r == d or r.startswith(d + ".") or r.startswith(d + "[") for d in dropped)]
+    return sorted(requested), sorted(gone)
+
+
+def without_dropped(desired, dropped, current):
+    """``desired`` (a manifest, not changed) without the fields of ``dropped`` (:func:`dropped_paths`) and without the
+    maps that removing them left empty where ``current`` (the stored manifest) had none: kops would store such a map
+    as an empty parent (``kubeAPIServer: {}``) that changes the spec, and every run would find it changed again."""
+    import copy
+
+    result = copy.deepcopy(desired)
+    for path in dropped:
+        steps = _steps(path)
+        parent = result
+        for step in steps[:-1]:
+            try:
+                parent = parent[step]
+            except (KeyError, IndexError, TypeError):
+                parent = None
+                break
+        if isinstance(parent, dict):
+            parent.pop(steps[-1], None)
+
+    def prune(value, before):
+        if not isinstance(value, dict):
+            return value
+        for key in list(value):
+            child = value[key]
+            kept = before.get(key) if isinstance(before, dict) else None
+            if isinstance(child, dict):
+                prune(child, kept)
+                if not child and not isinstance(kept, dict):
+                    del value[key]
+        return value
+
+    return prune(result, current or {})
 
 
 def report_dropped_fields(result, desired, stored, warn):

@@ -541,6 +541,7 @@ previous_versions:
 state_store_safety:
   description:
     - C(versioning_warning) (str or null, also shown as a warning), C(lock) (C(url), C(waited_seconds),
+      C(waited_for) (the owner of the lock this run waited for, or null),
       C(broken), the content of a lock removed with O(break_lock), C(replanned), true when another run wrote the
       spec while this one waited, so it planned again on the new spec) or null when no lock was taken (check mode,
       nothing to write), C(account) (the AWS account checked against O(allowed_account_ids), or null).
@@ -548,6 +549,7 @@ state_store_safety:
   type: dict
 """
 
+import contextlib
 import functools
 import os
 import tempfile
@@ -829,12 +831,13 @@ def upgrade(module, writer, name, current, params, result):
     return writer.get_cluster(name)
 
 
-def converge(module, writer, name, current, params, result, base):
+def converge(module, writer, name, current, params, result, base, preview=None):
     """Write the differing convergeable fields of an existing cluster, through ``writer`` (the real store's ClusterOps,
     or in check mode the scratch store's).
 
     ``base`` is the cluster the options apply to (``current`` after an upgrade step); the reported changes
-    and diff are from ``current``, the stored spec before this run.
+    and diff are from ``current``, the stored spec before this run. ``preview`` makes the ClusterOps of a scratch copy
+    of the specs (known_fields_only).
     """
     if result.get("create_only_differences"):
         module.warn(
@@ -843,6 +846,7 @@ def converge(module, writer, name, current, params, result, base):
             % (", ".join(d.split(" ")[0] for d in result["create_only_differences"]), name, "; ".join(result["create_only_differences"]))
         )
     desired = kops_spec.desired_object(base, kops_spec.cluster_overrides(params, base), params["spec"])
+    desired = known_fields_only(module, preview, name, desired, current, params, result)
     before = kops_spec.strip_server_fields(current)
     result["changes"] = kops_spec.diff_paths(before, desired)
     try:
@@ -861,6 +865,35 @@ def converge(module, writer, name, current, params, result, base):
             writer.intend(result["changes"])  # on a scratch store it only records them
             writer.replace(desired)
     return desired
+
+
+def known_fields_only(module, preview, name, desired, current, params, result):
+    """``desired`` without the fields of the ``spec`` fragment that kops does not keep, found by storing it in a scratch
+    copy of the specs (``preview()``, a context manager giving its ClusterOps) and reading it back: kops decodes
+    leniently and drops a field its API does not know without a word (cmd/kops/replace.go), so a misspelled key would
+    otherwise be written as an empty parent (``kubeAPIServer: {}``) that changes the spec on every run. Fails, nothing
+    written, when every field the fragment sets is dropped; names the dropped ones (``dropped_fields``, a warning)
+    when only some are."""
+    if not params["spec"] or preview is None or not kops_spec.diff_paths(kops_spec.strip_server_fields(current), desired):
+        return desired
+    with preview() as scratch:
+        scratch.replace(desired)
+        stored = scratch.get_cluster(name)
+    dropped = kops_spec.dropped_paths(desired, stored)
+    requested, gone = kops_spec.requested_dropped(params["spec"], dropped)
+    if requested and len(gone) == len(requested):
+        module.fail_json(
+            msg="spec: kops does not know %s (fields the kops.k8s.io/v1alpha2 API does not know are dropped without a word); "
+            "nothing was written: check the spelling" % ", ".join(gone),
+            dropped_fields=gone,
+            **result,
+        )
+    if gone:
+        result["dropped_fields"] = gone
+        module.warn(
+            "kops did not keep %s: fields its API (kops.k8s.io/v1alpha2) does not know are dropped without a word; check their spelling" % ", ".join(gone)
+        )
+    return kops_spec.without_dropped(desired, dropped, current) if dropped else desired
 
 
 def apply(module, ops, name, params, result, writer):
@@ -892,6 +925,17 @@ def report_stored(module, result, desired, stored):
         kops_spec.report_dropped_fields(result, desired, stored, module.warn)
 
 
+@contextlib.contextmanager
+def preview_ops(ops, writer, s3, name):
+    """The ClusterOps of a scratch copy of the cluster's specs: check mode's own (``writer``), else a new one removed
+    at the end (kops_preview.ScratchStore)."""
+    if writer is not ops:
+        yield writer
+        return
+    with ScratchStore(ops, s3, name) as scratch:
+        yield scratch.ops
+
+
 def ensure_present(module, ops, name, params, s3=None):
     result = dict(changed=False, name=name, changes=[], state_store=ops.state_store, kops_invocations=ops.runner.calls, requested=requested_options(params))
     given = [o for o in CREATE_ONLY if params.get(o) not in (None, [], "")]
@@ -911,7 +955,7 @@ def ensure_present(module, ops, name, params, s3=None):
         else:
             check_version_rule(module, current, params, result)
             base = upgrade(module, writer, name, current, params, result)
-            desired = converge(module, writer, name, current, params, result, base)
+            desired = converge(module, writer, name, current, params, result, base, preview=lambda: preview_ops(ops, writer, s3, name))
         if params["apply"] and current is None and module.check_mode:
             result["plan_note"] = "a new cluster's cloud plan needs its spec in the state store; kops computes it on creation"
         elif params["apply"]:

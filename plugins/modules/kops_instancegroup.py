@@ -309,6 +309,7 @@ user_data_bytes:
 state_store_safety:
   description:
     - C(versioning_warning) (str or null, also shown as a warning), C(lock) (C(url), C(waited_seconds),
+      C(waited_for) (the owner of the lock this run waited for, or null),
       C(broken), the content of a lock removed with O(break_lock), C(replanned), true when another run wrote the
       spec while this one waited, so it planned again on the new spec) or null when no lock was taken (check mode,
       nothing to write), C(account) (the AWS account checked against O(allowed_account_ids), or null).

@@ -179,6 +179,7 @@ kops_invocations:
 state_store_safety:
   description:
     - C(versioning_warning) (str or null, also shown as a warning), C(lock) (C(url), C(waited_seconds),
+      C(waited_for) (the owner of the lock this run waited for, or null),
       C(broken), the content of a lock removed with O(break_lock), C(replanned), true when another run wrote the
       spec while this one waited, so it planned again on the new spec) or null when no lock was taken (check mode,
       nothing to write), C(account) (the AWS account checked against O(allowed_account_ids), or null).
@@ -312,6 +313,18 @@ def roll(module, params, runner, cluster, result, guard):
     if module.check_mode:
         return
     guard.take_lock()
+    if guard.lock is not None and guard.lock.waited_for:
+        # another run held the lock meanwhile (it may have rolled these groups): list again and take the instances now,
+        # so that this run reports only what it does itself
+        now = kops_output.parse_rolling_update(runner.run(list_args).stdout)
+        result["groups_before"] = result["groups_after"] = now["groups"]
+        still = {g["name"] for g in now["groups"] if params["force"] or g["need_update"]}
+        result["would_roll"] = [g for g in result["would_roll"] if g in still]
+        result["roll_order"] = [g for g in result["roll_order"] if g["name"] in still]
+        if not result["would_roll"]:
+            result["changed"] = False
+            return
+        instances = cloud_instances(module, cluster)
     try:
         # one pipe for stdout and stderr: the drain's evictions (stdout) stay between kops' steps (stderr)
         args = roll_args(cluster, params, result["would_roll"]) if result["skipped_groups"] else rolling_update_args(cluster, params, yes=True)
@@ -324,7 +337,9 @@ def roll(module, params, runner, cluster, result, guard):
     result["groups_after"] = kops_output.parse_rolling_update(runner.run(list_args).stdout)["groups"]
     result["replaced"] = replaced(instances, cloud_instances(module, cluster))
     report(result, output, cluster, succeeded=True)
-    result["changed"] = bool(result["replaced"])
+    # AWS's groups do not list a detached instance, so a run that finished one another run detached replaces nothing
+    # there: kops' log of this run says what it drained and stopped
+    result["changed"] = bool(result["replaced"]) or any(g["nodes_drained"] or any(i["stopped"] for i in g["instances"]) for g in result["rolled"])
 
 
 def report(result, output, cluster, succeeded):

@@ -152,7 +152,8 @@ def test_check_mode_reports_what_kops_stored_in_a_scratch_copy(applied_cluster, 
     assert preview["dropped_fields"] == ["spec.kubeAPIServer.auditLogMaxAges"]
     assert any("kops did not keep spec.kubeAPIServer.auditLogMaxAges" in w for w in user_warnings(preview)), preview.get("warnings")
     scratch = [c["argv"][1:3] for c in preview["kops_invocations"] if c.get("store") == "scratch"]
-    assert scratch == [["replace", "-f"], ["update", "cluster"], ["get", "cluster"]], preview["kops_invocations"]
+    # the fragment stored and read back (which fields kops keeps), then the spec without the dropped one, planned, read
+    assert scratch == [["replace", "-f"], ["get", "cluster"], ["replace", "-f"], ["update", "cluster"], ["get", "cluster"]], preview["kops_invocations"]
     assert [c["argv"][1:3] for c in preview["kops_invocations"] if c.get("store") != "scratch"] == [["get", "cluster"]]
 
     applied = cluster_play([cluster_task(name=CLUSTER, spec=spec)]).result("cluster")
@@ -162,6 +163,33 @@ def test_check_mode_reports_what_kops_stored_in_a_scratch_copy(applied_cluster, 
     stored = stored_cluster(kops_world)["spec"]["kubeAPIServer"]
     assert stored["auditLogMaxAge"] == 7 and "auditLogMaxAges" not in stored
     assert applied["spec"]["kubeAPIServer"] == stored
+
+
+def test_a_spec_fragment_kops_drops_whole_is_refused_and_an_empty_parent_never_written(applied_cluster, cluster_play):
+    """Issue 33 item 5: a misspelled ``spec`` key (``auditLogMaxAges``) under a parent the stored spec does not have.
+    Every key of the fragment dropped: check mode and the real run fail naming it, nothing written (kops would have
+    stored ``kubeAPIServer: {}``, changed on every run and needing a roll of the control plane). Some dropped: the
+    known ones are written, the parent of the dropped one is not, and a second run is a no-op."""
+    kops_world = applied_cluster
+    assert "kubeScheduler" not in stored_cluster(kops_world)["spec"] and "kubeAPIServer" not in stored_cluster(kops_world)["spec"]
+    wrong = {"kubeAPIServer": {"auditLogMaxAges": 7}}
+    before, versions = kops_world.emulator.snapshot(), kops_world.store_versions()
+    for check in (True, False):
+        refused = cluster_play([dict(cluster_task(name=CLUSTER, spec=wrong), ignore_errors=True)], check=check).result("cluster")
+        assert refused.get("failed") and refused["msg"].startswith("spec: kops does not know spec.kubeAPIServer.auditLogMaxAges"), refused.get("msg")
+        assert "nothing was written" in refused["msg"] and refused["dropped_fields"] == ["spec.kubeAPIServer.auditLogMaxAges"]
+    after = kops_world.emulator.snapshot()
+    assert after == before, kops_world.emulator.snapshot_diff(before, after)
+    assert kops_world.store_versions() == versions
+
+    partly = {"kubeAPIServer": {"auditLogMaxAge": 7}, "kubeScheduler": {"qpss": 5}}
+    applied = cluster_play([cluster_task(name=CLUSTER, spec=partly)]).result("cluster")
+    assert not applied.get("failed") and applied["changed"] is True, applied.get("msg")
+    assert applied["dropped_fields"] == ["spec.kubeScheduler.qpss"]
+    stored = stored_cluster(kops_world)["spec"]
+    assert stored["kubeAPIServer"]["auditLogMaxAge"] == 7 and "kubeScheduler" not in stored, stored
+    again = cluster_play([cluster_task(name=CLUSTER, spec=partly)]).result("cluster")
+    assert again["changed"] is False and again["changes"] == [], again["changes"]
 
 
 def stored_cluster(kops_world):

@@ -689,3 +689,23 @@ def test_a_dns_cluster_name_keeps_route53_label_limit_and_a_gossip_name_does_not
         kops_rules.cluster_name(long_label + ".example.org")
     assert kops_rules.cluster_name(long_label + ".k8s.local") == long_label + ".k8s.local"
     assert kops_rules.cluster_name("a" * 63 + ".example.org") == "a" * 63 + ".example.org"
+
+
+def test_requested_fields_kops_dropped_and_the_spec_without_them():
+    """Issue 33 item 5 (kops_spec.requested_dropped, without_dropped): a misspelled key is dropped by kops
+    (cmd/kops/replace.go decodes leniently); the fragment's leaves are matched to kops_spec.dropped_paths, and the
+    spec written is without them and without the empty parents their removal leaves where the stored spec had none."""
+    from ansible_collections.kopsible.kops.plugins.module_utils import kops_spec
+
+    fragment = {"kubeAPIServer": {"auditLogMaxAge": 7, "auditLogMaxAges": 7}, "kubeScheduler": {"qpss": 5}}
+    dropped = ["spec.kubeAPIServer.auditLogMaxAges", "spec.kubeScheduler"]
+    assert kops_spec.requested_dropped(fragment, dropped) == (
+        ["spec.kubeAPIServer.auditLogMaxAge", "spec.kubeAPIServer.auditLogMaxAges", "spec.kubeScheduler.qpss"],
+        ["spec.kubeAPIServer.auditLogMaxAges", "spec.kubeScheduler.qpss"],
+    )
+    desired = {"spec": {"a": 1, "kubeAPIServer": {"auditLogMaxAges": 7}, "hooks": [{"nmae": "x", "name": "h"}], "kubelet": {"x": 1}}}
+    cleaned = kops_spec.without_dropped(
+        desired, ["spec.kubeAPIServer.auditLogMaxAges", "spec.hooks[0].nmae", "spec.kubelet.x"], {"spec": {"a": 1, "kubelet": {}}}
+    )
+    assert cleaned == {"spec": {"a": 1, "hooks": [{"name": "h"}], "kubelet": {}}}  # kubelet: {} was stored already
+    assert desired["spec"]["kubeAPIServer"] == {"auditLogMaxAges": 7}  # not changed in place

@@ -58,3 +58,19 @@ def test_runner_routes_each_warning_once(tmp_path):
     runner.run(["upgrade", "cluster", "--name", "c.example.org"])
     runner.derived(X="1").run(["upgrade", "cluster", "--name", "c.example.org", "--yes"])
     assert seen == runner.warnings == ["kops upgrade cluster: key ******** is old", 'kops upgrade cluster: cluster version "1.35.4" is greater']
+
+
+def test_the_local_store_warning_of_check_modes_scratch_copy_is_not_shown(tmp_path):
+    """Issue 33 item 11: kops warns on every file:// store (cmd/kops/util/factory.go:152); against check mode's scratch
+    copy that is the collection's own temporary store, so it is not the user's warning. On a user's file:// store it is."""
+    script = tmp_path / "kops"
+    script.write_text(
+        "#!/bin/sh\necho 'W1201 02:52:07.123456   1 factory.go:152] The local filesystem state store is not functional for running clusters' >&2\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    seen = []
+    runner = KopsRunner(str(script), kops_environment(base=dict(os.environ)), on_warning=seen.append)
+    runner.derived(scratch=True, KOPS_STATE_STORE="file:///tmp/scratch").run(["replace", "-f", "-"])
+    assert seen == []
+    runner.run(["get", "cluster", "c.example.org"])
+    assert seen == ["kops get cluster: The local filesystem state store is not functional for running clusters"]

@@ -77,3 +77,19 @@ def test_roll_stopped_part_way_reports_what_remains():
     assert [(g["name"], g["done"]) for g in groups] == [("nodes-us-east-1a", True), ("nodes-us-east-1b", False)]
     assert remaining == ["nodes-us-east-1b", "nodes-us-east-1c"]
     assert log["completed"] is False
+
+
+def test_a_pod_whose_every_eviction_was_refused_is_not_counted_evicted():
+    """Issue 33 item 4: the drain helper prints "evicting pod" before each attempt and "error when evicting" after each
+    refused one, nothing after a successful one (k8s.io/kubectl/pkg/drain); 12 attempts all refused (the drain timed
+    out) evicted nothing, 2 attempts with one refusal evicted the pod. The lines as the real log has them."""
+    log_lines = read("rolling_update_drain.stderr").splitlines()
+    detach = next(line for line in log_lines if "Detaching instance" in line)
+    drain = next(line for line in log_lines if "Draining the node" in line)
+    refusal = next(line for line in log_lines if line.startswith("error when evicting"))
+    lines = [detach, drain]
+    lines += ["evicting pod default/web-fb958ccc5-6nmkx", refusal] * 12
+    lines += ["evicting pod default/web-2", refusal.replace("web-fb958ccc5-6nmkx", "web-2"), "evicting pod default/web-2"]
+    group = kops_output.parse_rolling_log("\n".join(lines), CLUSTER)["groups"]["nodes-us-east-1a"]
+    assert group["pods_evicted"] == {"ip-172-20-0-4.ec2.internal": ["default/web-2"]}
+    assert len(group["evictions_refused"]) == 13

@@ -115,6 +115,7 @@ class ClusterLock(object):
         self.held = False
         self.waited = 0.0
         self.broken = None
+        self.waited_for = None  # the owner of the lock this run waited for (str), read once while it waited
 
     def holder(self):
         """The lock's content (dict) or None when nobody holds it."""
@@ -160,6 +161,8 @@ class ClusterLock(object):
             except ClientError as exc:
                 if error_code(exc) not in BUSY_CODES:
                     raise
+                if self.waited_for is None:
+                    self.waited_for = ((self.holder() or {}).get("owner")) or "another run"
             elapsed = time.monotonic() - start
             if elapsed >= timeout:
                 holder = self.holder()
@@ -180,5 +183,6 @@ class ClusterLock(object):
             self.s3.delete_object(Bucket=self.bucket, Key=self.key)
 
     def facts(self):
-        """``{'url', 'waited_seconds', 'broken'}`` for module results."""
-        return {"url": self.url, "waited_seconds": self.waited, "broken": self.broken}
+        """``{'url', 'waited_seconds', 'waited_for', 'broken'}`` for module results (``waited_for``: the owner of the lock
+        this run waited for, or None)."""
+        return {"url": self.url, "waited_seconds": self.waited, "waited_for": self.waited_for, "broken": self.broken}
