@@ -167,7 +167,8 @@ def test_awx_jobs_create_and_sliced_fleet_rollout(emulator, ssh_public_key, tmp_
             assert hosts == {cluster, "localhost"}, hosts  # the slice touched its cluster only
             summary = task_result(results, "Show the rollout", "localhost")["fleet_summary"]
             assert summary[cluster]["status"] == "upgraded" and summary[cluster]["version"] == "1.35.0"
-            assert task_result(results, "Set the version and apply", cluster)["cluster"]["kubernetes_version"] == "1.35.0"
+            hop = "Control plane - set the version and apply the control-plane groups alone - hop 1/1, 1.35.0"
+            assert task_result(results, hop, cluster)["cluster"]["kubernetes_version"] == "1.35.0"
             # read back: this slice's cluster is upgraded, the next one not yet
             versions = {c: stored_version(emulator, c) for c in sorted(CLUSTERS)}
             assert versions == {c: "1.35.0" if i <= index else "1.34.1" for i, c in enumerate(sorted(CLUSTERS))}
