@@ -283,7 +283,9 @@ class ClusterOps(object):
     def needs_roll(self, name):
         """Whether an instance of the cluster needs a rolling update (``kops rolling-update cluster`` without ``--yes``,
         cloud-only so that no Kubernetes API is needed to list): what a ``kops reconcile cluster`` stopped part-way left."""
-        listing = self.runner.run(kops_argv.command(["rolling-update", "cluster"], name=name, cloudonly=True)).stdout
+        from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import rolling_update_args
+
+        listing = self.runner.run(rolling_update_args(name, {"cloudonly": True}, yes=False)).stdout
         return kops_output.parse_rolling_update(listing)["required"]
 
     def apply(self, name):
