@@ -6,6 +6,8 @@ import gzip
 import hashlib
 import os
 import sys
+import time
+from types import SimpleNamespace
 
 import pytest
 from cryptography import x509
@@ -154,3 +156,42 @@ def test_a_refused_kubelet_is_not_ready_and_says_why():
     ready = [c for c in status["conditions"] if c["type"] == "Ready"][0]
     assert (ready["status"], ready["reason"]) == ("False", node_agent.SKEW_REASON) and "newer than kube-apiserver" in ready["message"]
     assert status["nodeInfo"]["kubeletVersion"] == "v1.35.0"
+
+
+class RecordingCore:
+    """The few CoreV1Api calls the node agent's removal and pods passes make, recorded (no cluster)."""
+
+    def __init__(self, nodes):
+        self.nodes, self.calls = nodes, []
+
+    def list_node(self):
+        meta = [SimpleNamespace(name=n, uid="uid-" + n, annotations={"kopsible.dev/instance-id": "i-" + n}) for n in self.nodes]
+        return SimpleNamespace(items=[SimpleNamespace(metadata=m) for m in meta])
+
+    def list_pod_for_all_namespaces(self, **kw):
+        return SimpleNamespace(items=[])
+
+    def delete_node(self, name):
+        self.calls.append(("delete_node", name))
+        self.nodes.remove(name)
+
+    def create_namespaced_pod(self, namespace, body):
+        self.calls.append(("create_namespaced_pod", body["metadata"]["name"]))
+
+
+def test_the_pods_pass_never_recreates_mirror_pods_of_a_node_just_removed():
+    """The pods loop works from the Nodes loop's previous `wanted`: a control-plane Node removed in between (its
+    instance terminated by a rolling update) must not get its mirror pods back; they stayed Pending, bound to no Node,
+    until the pod garbage collector removed them, and kops validate failed on them for a minute (seen in a roll of
+    control-plane-us-east-1b: "system-cluster-critical pod kube-apiserver-ip-172-20-64-4... is pending", twice)."""
+    name = "ip-172-20-64-4.ec2.internal"
+    core = RecordingCore([name])
+    agent = node_agent.NodeAgent("c", core, None, None, None)
+    agent.store_refreshed = time.time()
+    inst = {"id": "i-" + name, "ip": "172.20.64.4", "dns": name, "group": "control-plane-us-east-1b"}
+    stale = {name: (inst, "ControlPlane", True)}  # what the pods loop copied before the instance was terminated
+    agent.node_uids = {name: "uid-" + name}
+    agent.instances = lambda: []  # the instance is terminated: the Nodes loop removes its Node
+    assert agent.step_nodes() == {} and ("delete_node", name) in core.calls
+    agent.reconcile_pods(stale, {})
+    assert [c for c in core.calls if c[0] == "create_namespaced_pod"] == []

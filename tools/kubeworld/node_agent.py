@@ -245,6 +245,10 @@ class NodeAgent(object):
         self.thread = None
         self.wanted = {}
         self.node_uids = {}
+        # held while a Node is removed and while a mirror pod is created, so that the pods loop (a pass behind the
+        # Nodes loop) never recreates the mirror pods of a Node just deleted: they would stay Pending, bound to no
+        # Node, until the pod garbage collector removes them about a minute later, and kops validate fail on them
+        self.removal_lock = threading.Lock()
         self.stopping = threading.Event()
         self.errors = 0
         self.last_error = None
@@ -503,10 +507,12 @@ class NodeAgent(object):
                     self.core.patch_node_status(name, {"status": {"conditions": body["status"]["conditions"], "nodeInfo": body["status"]["nodeInfo"]}})
                     self.heartbeats[name] = (now, ready)
             self.renew_lease(name, now)
+        self.wanted = wanted
         for name, node in existing.items():
             if name not in wanted and (node.metadata.annotations or {}).get("kopsible.dev/instance-id"):
-                self.remove_node(name)
-        self.wanted = wanted
+                with self.removal_lock:
+                    self.node_uids.pop(name, None)
+                    self.remove_node(name)
         return wanted
 
     def renew_lease(self, name, now):
@@ -553,14 +559,16 @@ class NodeAgent(object):
             if role == "ControlPlane":
                 for component in CONTROL_PLANE_PODS:
                     if ("kube-system", "%s-%s" % (component, name)) not in present:
-                        try:
+                        with self.removal_lock:
                             uid = self.node_uids.get(name)
-                            if uid is None:  # the Node was registered after this pass's listing: next pass
+                            # not yet listed (registered after this pass's listing: next pass), or removed since
+                            if uid is None or name not in self.wanted:
                                 continue
-                            self.core.create_namespaced_pod("kube-system", self.static_pod(component, name, inst["ip"], uid))
-                        except ApiException as exc:
-                            if exc.status != 409:
-                                raise
+                            try:
+                                self.core.create_namespaced_pod("kube-system", self.static_pod(component, name, inst["ip"], uid))
+                            except ApiException as exc:
+                                if exc.status != 409:
+                                    raise
         not_ready = set(knobs.get("not_ready_pods") or [])
         for pod in pods:
             node = pod.spec.node_name
@@ -579,7 +587,11 @@ class NodeAgent(object):
             is_ready = any(c.type == "Ready" and c.status == "True" for c in (pod.status.conditions or []))
             if running and is_ready == pod_ready:
                 continue
-            self.core.patch_namespaced_pod_status(pod.metadata.name, pod.metadata.namespace, {"status": self.pod_status(pod, wanted[node][0], pod_ready)})
+            try:
+                self.core.patch_namespaced_pod_status(pod.metadata.name, pod.metadata.namespace, {"status": self.pod_status(pod, wanted[node][0], pod_ready)})
+            except ApiException as exc:
+                if exc.status != 404:  # deleted since the listing (its Node removed, or evicted): nothing to report
+                    raise
 
     def pod_status(self, pod, inst, ready):
         now = _ts()
