@@ -24,6 +24,7 @@ FAST = dict(
     upgrade_validate_count="1",
     upgrade_validation_timeout="5m",
     upgrade_drain_timeout="5m",
+    upgrade_post_drain_delay="1s",
 )
 
 

@@ -143,6 +143,7 @@ def lifecycle_overrides(dns, ssh_public_key, kubeconfig=None):
             upgrade_kubeconfig=kubeconfig,
             upgrade_validate_count="1",
             upgrade_drain_timeout="5m",
+            upgrade_post_drain_delay="1s",
             upgrade_validation_timeout="10m",
             upgrade_control_plane_interval="4s",
             upgrade_node_interval="4s",
