@@ -10,8 +10,8 @@ from harness.molecule_scenarios import TEST_FILES, assert_scenario_passes, scena
 
 
 @pytest.mark.parametrize("scenario", TEST_FILES[os.path.basename(__file__)])
-def test_molecule_scenario(scenario):
-    assert_scenario_passes(scenario)
+def test_molecule_scenario(scenario, emulator):
+    assert_scenario_passes(scenario, emulator)
 
 
 def test_every_scenario_is_run_by_one_test_file():

@@ -13,5 +13,5 @@ pytestmark = pytest.mark.kops
 
 
 @pytest.mark.parametrize("scenario", TEST_FILES[os.path.basename(__file__)])
-def test_molecule_scenario(scenario):
-    assert_scenario_passes(scenario)
+def test_molecule_scenario(scenario, emulator):
+    assert_scenario_passes(scenario, emulator)

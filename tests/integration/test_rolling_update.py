@@ -47,8 +47,8 @@ def test_roll_after_upgrade_gate_interruption_rerun_noop(kops_world, kplay, kube
     assert_pdb_gate(kops_world, kplay, preview["would_roll"], old, tmp_path)
 
     # interrupted: kops is killed (kops_timeout) while it sleeps after the first control-plane instance
-    cut = kplay([roll_task(**dict(FAST, control_plane_interval="90s", kops_timeout=25))]).result("roll")
-    assert cut.get("failed") and "did not finish within 25s" in cut["msg"], cut.get("msg")
+    cut = kplay([roll_task(**dict(FAST, control_plane_interval="90s", kops_timeout=12))]).result("roll")
+    assert cut.get("failed") and "did not finish within 12s" in cut["msg"], cut.get("msg")
     assert cut["replaced"], "the interrupted roll replaced nothing before it was stopped"
     done_first = sorted(cut["replaced"])
     assert set(done_first) < set(preview["would_roll"])

@@ -275,15 +275,16 @@ def test_cname_at_the_subdomain_in_the_parent_fails_before_anything_is_created(e
 
 @pytest.fixture
 def pending_route53(emulator):
-    """The emulator with Route53 changes PENDING for 15 s after submission (an emulator test mode), then INSYNC."""
-    emulator.route53_pending(15)
+    """The emulator with Route53 changes PENDING for 6 s after submission (an emulator test mode), then INSYNC: three
+    polls of the module's 2 s."""
+    emulator.route53_pending(6)
     yield emulator
     emulator.route53_pending(0)
 
 
 def test_wait_polls_until_changes_are_insync(pending_route53, play):
     """With wait (the default) the module returns only once Route53 says INSYNC: the zone's and the delegation's
-    changes stay PENDING for 15 s, so the run takes at least that long, and the change ids it returns are INSYNC
+    changes stay PENDING for 6 s, so the run takes at least that long, and the change ids it returns are INSYNC
     by then; with wait_timeout below that, it fails naming the change; with wait: false it returns at once."""
     import time
 
@@ -295,9 +296,9 @@ def test_wait_polls_until_changes_are_insync(pending_route53, play):
     assert not result.get("failed"), result.get("msg")
     assert len(result["change_ids"]) == 2  # the zone's creation and the delegation's UPSERT
     assert result["changes"] == result["change_ids"]  # the deprecated name, kept until 1.0.0
-    # every change the module waited for is INSYNC now; the module did not return before the 15 s had passed
+    # every change the module waited for is INSYNC now; the module did not return before the 6 s had passed
     assert [r53.get_change(Id=c)["ChangeInfo"]["Status"] for c in result["change_ids"]] == ["INSYNC", "INSYNC"]
-    assert time.monotonic() - start >= 15
+    assert time.monotonic() - start >= 6
 
     short = play([task(state="absent", wait_timeout=1)]).result("sub")
     assert short.get("failed") and "is not INSYNC after 1s" in short["msg"], short.get("msg")

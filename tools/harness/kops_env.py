@@ -116,8 +116,9 @@ def lifecycle_overrides(dns, ssh_public_key, kubeconfig=None):
     validates the cluster for real (``kops validate cluster`` against its control plane) and exports the
     admin kubeconfig there, the report lists the nodes read through it, a Deployment of 6 pods with a
     PodDisruptionBudget (minAvailable 4) is deployed, and the upgrade rolls for real: validation, cordon,
-    drain through the eviction API, one validation after each node (intervals 4 s: the node agent
-    registers a new instance within about a second, a kubelet in AWS within a minute or two)."""
+    drain through the eviction API, 1 s for pods to settle after it, one validation after each node
+    (intervals 2 s: the node agent registers a new instance within about a second, a kubelet in AWS within a
+    minute or two)."""
     overrides = dict(
         module_options(dns),
         cluster_ssh_public_key=ssh_public_key,
@@ -145,9 +146,9 @@ def lifecycle_overrides(dns, ssh_public_key, kubeconfig=None):
             upgrade_drain_timeout="5m",
             upgrade_post_drain_delay="1s",
             upgrade_validation_timeout="10m",
-            upgrade_control_plane_interval="4s",
-            upgrade_node_interval="4s",
-            upgrade_bastion_interval="4s",
+            upgrade_control_plane_interval="2s",
+            upgrade_node_interval="2s",
+            upgrade_bastion_interval="2s",
         )
     return overrides
 

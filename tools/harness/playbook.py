@@ -5,6 +5,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 
 import yaml
 
@@ -24,7 +25,7 @@ class PlaybookRun:
 
     def __init__(self, rc, stdout, stderr):
         self.rc, self.stdout, self.stderr = rc, stdout, stderr
-        self.results, self.stats, self.actions = [], {}, []
+        self.results, self.stats, self.actions, self.task_seconds = [], {}, [], []
         try:
             data = json.loads(stdout[stdout.index("{") :])
         except ValueError:
@@ -33,6 +34,9 @@ class PlaybookRun:
         problems = []
         for play in data.get("plays", []):
             for task in play.get("tasks", []):
+                duration = task["task"].get("duration") or {}
+                if duration.get("start") and duration.get("end"):
+                    self.task_seconds.append((task["task"]["name"], task["task"].get("action"), _seconds(duration["start"], duration["end"])))
                 for _host, result in task.get("hosts", {}).items():
                     self.results.append((task["task"]["name"], result))
                     self.actions.append(task["task"].get("action"))
@@ -51,6 +55,26 @@ class PlaybookRun:
     @property
     def failed(self):
         return self.rc != 0
+
+
+def _seconds(start, end):
+    """Seconds between two of the json callback's ISO 8601 UTC times (float)."""
+    import datetime
+
+    parse = lambda text: datetime.datetime.strptime(text.rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f")  # noqa: E731
+    return round((parse(end) - parse(start)).total_seconds(), 3)
+
+
+def log_run(run, seconds, path=None):
+    """With ``KOPSIBLE_PLAYBOOK_LOG`` set (a file path), append one JSON line for this run: the test that made it
+    (``PYTEST_CURRENT_TEST``), its wall ``seconds`` and each task's ``[name, action, seconds]``, so that a test run can
+    be measured playbook by playbook (``make bench`` reads none of it; it is for finding where time goes)."""
+    path = path or os.environ.get("KOPSIBLE_PLAYBOOK_LOG")
+    if not path:
+        return
+    line = {"test": os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0], "seconds": round(seconds, 3), "rc": run.rc, "tasks": run.task_seconds}
+    with open(path, "a") as handle:
+        handle.write(json.dumps(line) + "\n")
 
 
 def ansible_env(emulator=None, extra=None):
@@ -150,8 +174,11 @@ def run_playbook(
     if resolv_conf:
         cmd = [os.path.join(ROOT, "tools", "with-local-dns")] + cmd
         run_env["KOPSIBLE_RESOLV_CONF"] = resolv_conf
+    started = time.monotonic()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=timeout, cwd=ROOT)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
+    run = PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
+    log_run(run, time.monotonic() - started)
+    return run
