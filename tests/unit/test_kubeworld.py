@@ -177,6 +177,13 @@ class RecordingCore:
 
     def create_namespaced_pod(self, namespace, body):
         self.calls.append(("create_namespaced_pod", body["metadata"]["name"]))
+        meta = SimpleNamespace(name=body["metadata"]["name"], namespace=namespace, uid="uid-" + body["metadata"]["name"])
+        return SimpleNamespace(
+            metadata=meta, spec=SimpleNamespace(host_network=True, containers=[SimpleNamespace(name="c", image="i")]), status=SimpleNamespace(start_time=None)
+        )
+
+    def patch_namespaced_pod_status(self, name, namespace, body):
+        self.calls.append(("patch_namespaced_pod_status", name, body["status"]["phase"]))
 
 
 def test_the_pods_pass_never_recreates_mirror_pods_of_a_node_just_removed():
@@ -195,3 +202,19 @@ def test_the_pods_pass_never_recreates_mirror_pods_of_a_node_just_removed():
     assert agent.step_nodes() == {} and ("delete_node", name) in core.calls
     agent.reconcile_pods(stale, {})
     assert [c for c in core.calls if c[0] == "create_namespaced_pod"] == []
+
+
+def test_mirror_pods_are_created_running_in_one_pass():
+    """A control-plane Node just registered gets its three mirror pods, each Running at once (kops validate looks for
+    them right after a roll's interval; a pass later cost a 30 s retry: "control-plane node ... is missing
+    kube-apiserver pod")."""
+    name = "ip-172-20-0-7.ec2.internal"
+    core = RecordingCore([name])
+    agent = node_agent.NodeAgent("c", core, None, None, SimpleNamespace(kubernetes_version=lambda: "1.35.0"))
+    inst = {"id": "i-7", "ip": "172.20.0.7", "dns": name, "group": "control-plane-us-east-1a"}
+    agent.wanted = {name: (inst, "ControlPlane", True)}
+    agent.node_uids = {name: "uid-" + name}
+    agent.reconcile_pods(dict(agent.wanted), {})
+    made = ["%s-%s" % (c, name) for c in node_agent.CONTROL_PLANE_PODS]
+    assert [c[1] for c in core.calls if c[0] == "create_namespaced_pod"] == made
+    assert [c[1:] for c in core.calls if c[0] == "patch_namespaced_pod_status"] == [(m, "Running") for m in made]

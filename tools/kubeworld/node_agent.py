@@ -493,7 +493,10 @@ class NodeAgent(object):
                 body = self.node_object(inst, role, ready, versions[name], refused.get(name))
                 status = body.pop("status")
                 try:
-                    self.core.create_node(body)
+                    created = self.core.create_node(body)
+                    # known at once, so that the pods loop makes its mirror pods on its next pass (a kubelet starts
+                    # its static pods before it registers and mirrors them as soon as the Node exists)
+                    self.node_uids[name] = created.metadata.uid
                 except ApiException as exc:
                     if exc.status != 409:
                         raise
@@ -561,14 +564,23 @@ class NodeAgent(object):
                     if ("kube-system", "%s-%s" % (component, name)) not in present:
                         with self.removal_lock:
                             uid = self.node_uids.get(name)
-                            # not yet listed (registered after this pass's listing: next pass), or removed since
+                            # not registered yet (or by another agent: the next Nodes pass lists it), or removed since
                             if uid is None or name not in self.wanted:
                                 continue
                             try:
-                                self.core.create_namespaced_pod("kube-system", self.static_pod(component, name, inst["ip"], uid))
+                                created = self.core.create_namespaced_pod("kube-system", self.static_pod(component, name, inst["ip"], uid))
                             except ApiException as exc:
                                 if exc.status != 409:
                                     raise
+                                continue
+                        # the static pod runs already: its status with the mirror pod, not a pass later
+                        key = "kube-system/%s" % created.metadata.name
+                        ready = key not in set(knobs.get("not_ready_pods") or []) and wanted[name][2]
+                        try:
+                            self.core.patch_namespaced_pod_status(created.metadata.name, "kube-system", {"status": self.pod_status(created, inst, ready)})
+                        except ApiException as exc:
+                            if exc.status != 404:
+                                raise
         not_ready = set(knobs.get("not_ready_pods") or [])
         for pod in pods:
             node = pod.spec.node_name
