@@ -7,7 +7,9 @@ calls come from the Go SDK and are left alone: kops' errors are covered by the k
 of those operations, the scenario runs again from the same start with every call of that operation
 answered ``denied`` (403 ``AccessDenied``, ``UnauthorizedOperation`` for EC2: what AWS answers a caller
 without the permission, never retried). The operations are found by the run, not listed here, so a new
-AWS call in a module is covered the day it is added.
+AWS call in a module is covered the day it is added. The first denied run of a scenario goes through
+``ansible-playbook``; the others run the module's real ``main()`` in this process (harness.in_process: the same module
+code, without a controller and a module process per operation; a crash shows as ``Module failed`` and its traceback).
 """
 
 import json
@@ -15,6 +17,7 @@ import json
 import pytest
 
 from conftest import CLUSTER, SUBDOMAIN
+from harness import in_process
 from harness.faults import faulty
 from harness.playbook import run_playbook
 
@@ -36,12 +39,11 @@ def snapshot_and_store(world):
     return world.emulator.snapshot(), world.store_versions()
 
 
-def assert_clean_failure(run, operation, before, after, world):
-    """The failed run: a module failure (not an exception), its message naming ``operation``, no traceback
-    anywhere in the output, and every write the emulator shows reported in the result."""
-    result = run.result("step")
+def assert_clean_failure(result, output, operation, before, after, world):
+    """The failed run (``result``, the module's, and ``output``, what the run printed): a module failure (not an
+    exception), its message naming ``operation``, no traceback anywhere in the output, and every write the emulator
+    shows reported in the result."""
     text = json.dumps(result)
-    output = run.stdout + run.stderr
     assert result.get("failed") is True, (operation, result)
     assert "Traceback" not in output and "MODULE FAILURE" not in output, (operation, output[-3000:])
     service, name = operation.split(":")
@@ -119,14 +121,19 @@ def test_every_aws_call_refused_in_turn(kops_world, scenario, request):
             before = snapshot_and_store(world)
             assert before == start
         with faulty(world.emulator, rate=1.0, mix={"denied": 1}, operations=[operation], clients=["botocore"]) as denied:
-            run = play([scenario.task(world)], emulator=denied, check=scenario.check)
+            if operation == operations[0]:  # the first through ansible-playbook (the controller's part), the rest in process
+                run = play([scenario.task(world)], emulator=denied, check=scenario.check)
+                result, output = run.result("step"), run.stdout + run.stderr
+            else:
+                result = in_process.run_task(scenario.task(world), denied, kops=world.kops, check_mode=scenario.check)
+                output = json.dumps(result)
             faults = denied.proxy.stats()["operations"].get(operation, {}).get("faults", 0)
         after = snapshot_and_store(world)
-        print("  %s denied %d times: %s" % (operation, faults, (run.result("step").get("msg") or "")[:200]))
+        print("  %s denied %d times: %s" % (operation, faults, (result.get("msg") or "")[:200]))
         if not faults:
             continue  # the operation was only called on a path this run did not take (e.g. after a retry)
         try:
-            assert_clean_failure(run, operation, before, after, world)
+            assert_clean_failure(result, output, operation, before, after, world)
         except AssertionError as exc:
             problems.append("%s: %s" % (operation, str(exc)[:1500]))
     assert problems == [], "\n".join(problems)

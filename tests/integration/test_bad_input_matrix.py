@@ -112,14 +112,6 @@ def record(module, tried, clean):
         json.dump(data, handle, indent=2, sort_keys=True)
 
 
-def play_defaults(emulator, kops=None):
-    """The arguments the harness' play gives every kopsible module through module_defaults (harness.playbook)."""
-    env = emulator.aws_env()
-    args = {"endpoint_url": emulator.url, "region": "us-east-1", "access_key": env["AWS_ACCESS_KEY_ID"], "secret_key": env["AWS_SECRET_ACCESS_KEY"]}
-    args.update(kops or {})
-    return args
-
-
 def run_matrix(emulator, module, base, cases, kops=None):
     """Run ``base`` once in check mode (it must pass) and every case over ``base``: each SAMPLE_EVERY-th in one
     playbook, the rest in process; assert each case fails cleanly and that nothing was written."""
@@ -132,7 +124,7 @@ def run_matrix(emulator, module, base, cases, kops=None):
     before = emulator.snapshot()
     run = run_playbook(tasks, emulator=emulator, kops=kops)
     results = {index: run.result("case%03d" % index) for index in sampled}
-    defaults = play_defaults(emulator, kops if module in KOPS_MODULES else None)
+    defaults = in_process.play_defaults(emulator, kops if module in KOPS_MODULES else None)
     for index, case in enumerate(cases):
         if index not in results:
             results[index] = in_process.run_module(module, dict(defaults, **dict(base, **case.options)))
