@@ -342,14 +342,37 @@ def parse_delete_report(stdout):
     }
 
 
+# kops failures whose message does not say their cause or what to do, and what to tell the user (kops v1.36.2 source
+# cited): (pattern of kops' message, the words added to it).
+KNOWN_FAILURES = (
+    (
+        # a run stopped between CreateInternetGateway and AttachInternetGateway leaves the cluster's gateway unattached;
+        # the next run finds it by its tags and refuses to attach it (upup/pkg/fi/cloudup/awstasks/internetgateway.go
+        # CheckChanges: CannotChangeField("VPC") though RenderAWS could attach it), retrying until the task deadline
+        re.compile(r"executing task InternetGateway/\S+ Example error: Field cannot be changed: VPC"),
+        "the cluster's Internet gateway exists but is not attached to its VPC (a kops run stopped between creating and "
+        "attaching it), and kops does not attach an existing one (awstasks/internetgateway.go, CheckChanges): attach it "
+        "to the cluster's VPC (aws ec2 attach-internet-gateway) or delete it, then run again",
+    ),
+)
+
+
 def error_message(stderr):
-    """The ``Error: ...`` message kops printed (str), or the last non-log line of stderr, or ''."""
+    """The ``Error: ...`` message kops printed (str), or the last non-log line of stderr, or ''; a failure of
+    :data:`KNOWN_FAILURES` gets its explanation appended (``"<kops' message> (<explanation>)"``)."""
     lines = [line for line in stderr.splitlines() if line.strip()]
+    message = ""
     for line in reversed(lines):
         if line.startswith("Error: "):
-            return line[len("Error: ") :].strip()
-    plain = [line for line in lines if not re.match(r"^[IWE]\d{4} ", line)]
-    return plain[-1].strip() if plain else ""
+            message = line[len("Error: ") :].strip()
+            break
+    else:
+        plain = [line for line in lines if not re.match(r"^[IWE]\d{4} ", line)]
+        message = plain[-1].strip() if plain else ""
+    for pattern, explanation in KNOWN_FAILURES:
+        if pattern.search(message):
+            return "%s (%s)" % (message, explanation)
+    return message
 
 
 # kops' banner around a notice it prints to stdout (upup/pkg/fi/cloudup/apply_cluster.go:76 ``starline``: a new kops

@@ -33,7 +33,14 @@ CHANNEL = """spec:
     recommendedVersion: 1.33.0
     requiredVersion: 1.33.0
 """
-FAST_ROLL = {"control_plane_interval": "2s", "node_interval": "2s", "validate_count": 1, "validation_timeout": "10m", "drain_timeout": "5m", "post_drain_delay": "1s"}
+FAST_ROLL = {
+    "control_plane_interval": "2s",
+    "node_interval": "2s",
+    "validate_count": 1,
+    "validation_timeout": "10m",
+    "drain_timeout": "5m",
+    "post_drain_delay": "1s",
+}
 
 
 def example():

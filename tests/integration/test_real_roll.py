@@ -13,7 +13,9 @@ from conftest import CLUSTER, KopsWorld
 from harness.kube_world import wait_for
 
 pytestmark = pytest.mark.kops
-FAST = dict(control_plane_interval="2s", node_interval="2s", bastion_interval="2s", validate_count=1, validation_timeout="5m", drain_timeout="5m", post_drain_delay="1s")
+FAST = dict(
+    control_plane_interval="2s", node_interval="2s", bastion_interval="2s", validate_count=1, validation_timeout="5m", drain_timeout="5m", post_drain_delay="1s"
+)
 MIN_AVAILABLE = 4
 
 

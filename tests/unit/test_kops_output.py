@@ -435,6 +435,21 @@ def test_error_message_from_real_stderr():
     )
 
 
+def test_an_unattached_internet_gateway_is_explained():
+    """kops v1.36.2's own line after a run killed between CreateInternetGateway and AttachInternetGateway (seen in
+    test_interrupted_runs): kops' words kept, what to do added (awstasks/internetgateway.go CheckChanges)."""
+    line = (
+        "Error: error running tasks: deadline exceeded executing task InternetGateway/mycluster01.kopsclustertest.example.org. "
+        "Example error: Field cannot be changed: VPC"
+    )
+    message = kops_output.error_message("I1202 01:40:00.000000   1 executor.go:1] x\n" + line + "\n")
+    assert message.startswith(line[len("Error: ") :] + " (the cluster's Internet gateway exists but is not attached to its VPC")
+    assert "aws ec2 attach-internet-gateway" in message
+    # another task's CannotChangeField is kops' message alone
+    other = "error running tasks: deadline exceeded executing task Subnet/a. Example error: Field cannot be changed: VPC"
+    assert kops_output.error_message("Error: %s\n" % other) == other
+
+
 def test_error_message_skips_klog_lines():
     assert kops_output.error_message("I1130 00:19:04.621661   15314 x.go:1] hi\nError: boom\n") == "boom"
     assert kops_output.error_message("Error: first\nW1130 00:19:04.621661   15314 x.go:1] later\n") == "first"
