@@ -287,7 +287,7 @@ BAD_INPUTS = [
     ({"kubernetes_version": "v1.14.8"}, "kubernetes_version: v1.14.8 is older than 1.31.0, the oldest Kubernetes version kops v1.36.2 supports"),
     ({"kubernetes_version": "1.30.14"}, "kubernetes_version: 1.30.14 is older than 1.31.0"),
     ({"dns_zone": "other.example.org"}, "dns_zone: other.example.org does not enclose"),
-    ({"network_cidr": "172.20.0.0/33"}, "network_cidr:"),
+    ({"network_cidr": "172.20.0.0/33"}, "network_cidr: '172.20.0.0/33' is not a network in CIDR form"),
     ({"target": "terraform"}, "target is terraform but all of the following are missing: out"),
     ({"state_store": "kopsible-state"}, "state_store: 'kopsible-state' must be an s3://"),
     # issue 16 item 4: kops and the lock would use different keys

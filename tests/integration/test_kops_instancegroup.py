@@ -194,7 +194,7 @@ BAD_INPUTS = [
     ({"name": NODES, "max_instance_lifetime": "12h"}, "max_instance_lifetime: 12h is under 24h"),
     ({"name": NODES, "max_instance_lifetime": "1 day"}, "max_instance_lifetime: '1 day' is not a duration"),
     ({"name": NODES, "instance_metadata": {"http_tokens": "always"}}, "instance_metadata.http_tokens"),
-    ({"name": NODES, "instance_metadata": {"http_put_response_hop_limit": 0}}, "http_put_response_hop_limit"),
+    ({"name": NODES, "instance_metadata": {"http_put_response_hop_limit": 0}}, "instance_metadata.http_put_response_hop_limit: 0 must be 1 or more"),
     (
         {"name": NODES, "instance_metadata": {"tokens": "required"}},
         "Unsupported parameters for (kopsible.kops.kops_instancegroup) module: instance_metadata.tokens",
@@ -204,7 +204,11 @@ BAD_INPUTS = [
     ({"name": NODES, "warm_pool": {"min_size": 2, "max_size": 1}}, "warm_pool.max_size: 1 cannot be lower than min_size 2"),
     ({"name": NODES, "warm_pool": {"min_size": 1}, "max_price": "0.1"}, "warm_pool: cannot be used with spot"),
     ({"name": "control-plane-us-east-1a", "warm_pool": {"min_size": 1}}, "warm_pool: only allowed on instance groups with role Node"),
-    ({"name": NODES, "external_load_balancers": [{"load_balancer_name": "lb%d" % i} for i in range(11)]}, "at most 10"),
+    (
+        {"name": NODES, "external_load_balancers": [{"load_balancer_name": "lb%d" % i} for i in range(11)]},
+        "external_load_balancers: 11 classic load balancers (load_balancer_name) given; kops attaches them in one "
+        "AttachLoadBalancers call, which takes at most 10",
+    ),
     ({"name": NODES, "external_load_balancers": [{"target_group_arn": "not-an-arn"}]}, "is not a target group ARN"),
     # issue 16 item 6: a target group of another partition or region is one AWS cannot attach
     (
