@@ -49,5 +49,6 @@ def test_cluster_rules_anchor_and_name_the_field(call, message):
 
 def test_warm_pool_role_rule_waits_for_the_stored_role():
     kops_ig.check_fields({"warm_pool": {"min_size": 1}}, None)  # role unknown yet: no verdict
-    with pytest.raises(RuleError):
+    with pytest.raises(RuleError) as err:
         kops_ig.check_fields({"warm_pool": {"min_size": 1}}, "ControlPlane")
+    assert str(err.value) == "warm_pool: only allowed on instance groups with role Node or APIServer, not ControlPlane"
