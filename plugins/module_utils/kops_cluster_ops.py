@@ -18,6 +18,7 @@ except ImportError:  # reported by every kops module through missing_required_li
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv, kops_kubeconfig, kops_output, kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import manifest_key
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import rolling_update_args
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import CLUSTER_FIELDS, get_path, normalize_role
 
@@ -283,8 +284,6 @@ class ClusterOps(object):
     def needs_roll(self, name):
         """Whether an instance of the cluster needs a rolling update (``kops rolling-update cluster`` without ``--yes``,
         cloud-only so that no Kubernetes API is needed to list): what a ``kops reconcile cluster`` stopped part-way left."""
-        from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import rolling_update_args
-
         listing = self.runner.run(rolling_update_args(name, {"cloudonly": True}, yes=False)).stdout
         return kops_output.parse_rolling_update(listing)["required"]
 

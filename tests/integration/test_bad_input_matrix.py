@@ -23,7 +23,7 @@ import pytest
 from conftest import BUCKET, ROOT, UBUNTU_AMI
 from harness import in_process, inputs
 from harness.kops_env import artifact_mirror, kops_binary
-from harness.playbook import KOPS_MODULES, run_playbook
+from harness.playbook import run_playbook
 
 GOSSIP = "c1.k8s.local"  # an existing cluster (spec only) for the instance-group and rolling-update matrices
 NEW = "matrix.k8s.local"  # a cluster that does not exist: an accepted input would create it
@@ -124,7 +124,7 @@ def run_matrix(emulator, module, base, cases, kops=None):
     before = emulator.snapshot()
     run = run_playbook(tasks, emulator=emulator, kops=kops)
     results = {index: run.result("case%03d" % index) for index in sampled}
-    defaults = in_process.play_defaults(emulator, kops if module in KOPS_MODULES else None)
+    defaults = in_process.play_defaults(emulator, module, kops)
     for index, case in enumerate(cases):
         if index not in results:
             results[index] = in_process.run_module(module, dict(defaults, **dict(base, **case.options)))

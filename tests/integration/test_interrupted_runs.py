@@ -4,6 +4,7 @@ uninterrupted run (compared by the names and sizes of what exists in the cloud a
 
 import pytest
 
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import LOCK_FOLDER
 from conftest import CLUSTER
 
 pytestmark = pytest.mark.kops
@@ -31,12 +32,12 @@ def cloud_summary(world):
 
 def aws_state(emulator):
     """The emulator's state as AWS shows it (``Emulator.snapshot_state``) without the collection's own lock objects
-    (``<store>/.kopsible-locks/``, _state_store/layout.py LOCK_FOLDER): a killed run writes its lock whether or not kops
+    (``<store>/.kopsible-locks/``, _state_store/layout.py ``LOCK_FOLDER``): a killed run writes its lock whether or not kops
     wrote anything, so "kops was cut mid-way" is judged on what kops wrote (AWS resources and kops' state-store
     objects) alone."""
     state = emulator.snapshot_state()
     for kind in [k for k in state if k.endswith("s3.objects")]:
-        state[kind] = {key: item for key, item in state[kind].items() if "/.kopsible-locks/" not in "/" + key.split("/", 1)[-1]}
+        state[kind] = {key: item for key, item in state[kind].items() if "/%s/" % LOCK_FOLDER not in key}  # key: bucket/key@version
     return state
 
 

@@ -301,7 +301,7 @@ def test_delete_group_and_refuse_last_control_plane(cluster, kplay):
     assert run.result("nodes")["plan"] is not None, run.result("nodes").get("plan_note")
     assert ["update", "cluster"] in [c["argv"][1:3] for c in run.result("nodes")["kops_invocations"] if "--yes" not in c["argv"]]
     assert run.result("again")["changed"] is False
-    names = asg_names(cluster)
+    names = asgs(cluster)
     assert "nodes-us-east-1b.%s" % CLUSTER not in names
     # the control-plane group's spec is gone from the state store, and kops deleted its Auto Scaling group with it
     assert "%s/instancegroup/control-plane-us-east-1b" % CLUSTER not in cluster.store()
@@ -314,14 +314,15 @@ def test_delete_group_and_refuse_last_control_plane(cluster, kplay):
     # the refusal wrote nothing: the last control-plane group is in the store and its Auto Scaling group still runs
     store = cluster.store()
     assert "%s/instancegroup/control-plane-us-east-1a" % CLUSTER in store and "%s/instancegroup/control-plane-us-east-1c" % CLUSTER not in store
-    remaining = {g["AutoScalingGroupName"]: g for g in cluster.emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"]}
+    remaining = asgs(cluster)
     kept = remaining["control-plane-us-east-1a.masters.%s" % CLUSTER]
     assert kept["DesiredCapacity"] == 1 and len(kept["Instances"]) == 1
     assert "control-plane-us-east-1c.masters.%s" % CLUSTER not in remaining
 
 
-def asg_names(world):
-    return [g["AutoScalingGroupName"] for g in world.emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"]]
+def asgs(world):
+    """The emulator's Auto Scaling groups by name (dict)."""
+    return {g["AutoScalingGroupName"]: g for g in world.emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"]}
 
 
 def test_scale_playbook_guide_layout_nodes_2_to_3(cluster, kplay):

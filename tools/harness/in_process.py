@@ -62,22 +62,22 @@ def run_module(name, args, check_mode=False, diff=False):
     return result
 
 
-def play_defaults(emulator, kops=None):
-    """The arguments a harness play (harness.playbook.run_playbook) gives a kopsible module through module_defaults
-    (dict): the emulator's endpoint, region and credentials, and for the kops modules (harness.playbook.KOPS_MODULES)
-    ``kops``, the kops options (``kops_binary``, ``kops_env``, ...)."""
+def play_defaults(emulator, module, kops=None):
+    """The arguments a harness play (harness.playbook.run_playbook) gives the kopsible ``module`` (its short name)
+    through module_defaults (dict): the emulator's endpoint, region and credentials, and for the kops modules
+    (harness.playbook.KOPS_MODULES) ``kops``, the kops options (``kops_binary``, ``kops_env``, ...)."""
+    from .playbook import KOPS_MODULES
+
     env = emulator.aws_env()
     args = {"endpoint_url": emulator.url, "region": "us-east-1", "access_key": env["AWS_ACCESS_KEY_ID"], "secret_key": env["AWS_SECRET_ACCESS_KEY"]}
-    args.update(kops or {})
+    if module in KOPS_MODULES:
+        args.update(kops or {})
     return args
 
 
 def run_task(task, emulator, kops=None, check_mode=False):
     """Run one harness task dict (``{"name": ..., "kopsible.kops.<module>": options, ...}``) in process, with the
-    arguments its play's module_defaults would add (:func:`play_defaults`; ``kops`` only for the kops modules);
-    returns the module's result (dict)."""
-    from .playbook import KOPS_MODULES
-
+    arguments its play's module_defaults would add (:func:`play_defaults`); returns the module's result (dict)."""
     [(action, options)] = [(k, v) for k, v in task.items() if k.startswith("kopsible.kops.")]
     module = action.rsplit(".", 1)[1]
-    return run_module(module, dict(play_defaults(emulator, kops if module in KOPS_MODULES else None), **options), check_mode=check_mode)
+    return run_module(module, dict(play_defaults(emulator, module, kops), **options), check_mode=check_mode)

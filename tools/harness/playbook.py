@@ -61,8 +61,7 @@ def _seconds(start, end):
     """Seconds between two of the json callback's ISO 8601 UTC times (float)."""
     import datetime
 
-    parse = lambda text: datetime.datetime.strptime(text.rstrip("Z"), "%Y-%m-%dT%H:%M:%S.%f")  # noqa: E731
-    return round((parse(end) - parse(start)).total_seconds(), 3)
+    return round((datetime.datetime.fromisoformat(end) - datetime.datetime.fromisoformat(start)).total_seconds(), 3)
 
 
 def log_run(run, seconds, path=None):

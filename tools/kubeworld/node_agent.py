@@ -558,6 +558,11 @@ class NodeAgent(object):
 
         pods = self.core.list_pod_for_all_namespaces().items
         present = {(p.metadata.namespace, p.metadata.name) for p in pods}
+        not_ready = set(knobs.get("not_ready_pods") or [])
+
+        def pod_ready(pod, node):
+            return "%s/%s" % (pod.metadata.namespace, pod.metadata.name) not in not_ready and wanted[node][2]
+
         for name, (inst, role, _ready) in wanted.items():
             if role == "ControlPlane":
                 for component in CONTROL_PLANE_PODS:
@@ -574,19 +579,11 @@ class NodeAgent(object):
                                     raise
                                 continue
                         # the static pod runs already: its status with the mirror pod, not a pass later
-                        key = "kube-system/%s" % created.metadata.name
-                        ready = key not in set(knobs.get("not_ready_pods") or []) and wanted[name][2]
-                        try:
-                            self.core.patch_namespaced_pod_status(created.metadata.name, "kube-system", {"status": self.pod_status(created, inst, ready)})
-                        except ApiException as exc:
-                            if exc.status != 404:
-                                raise
-        not_ready = set(knobs.get("not_ready_pods") or [])
+                        self.report_pod_status(created, inst, pod_ready(created, name))
         for pod in pods:
             node = pod.spec.node_name
             if node not in wanted:
                 continue
-            key = "%s/%s" % (pod.metadata.namespace, pod.metadata.name)
             if pod.metadata.deletion_timestamp is not None:
                 try:
                     self.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0)
@@ -594,16 +591,23 @@ class NodeAgent(object):
                     if exc.status != 404:
                         raise
                 continue
-            pod_ready = key not in not_ready and wanted[node][2]
+            ready = pod_ready(pod, node)
             running = pod.status.phase == "Running"
             is_ready = any(c.type == "Ready" and c.status == "True" for c in (pod.status.conditions or []))
-            if running and is_ready == pod_ready:
+            if running and is_ready == ready:
                 continue
-            try:
-                self.core.patch_namespaced_pod_status(pod.metadata.name, pod.metadata.namespace, {"status": self.pod_status(pod, wanted[node][0], pod_ready)})
-            except ApiException as exc:
-                if exc.status != 404:  # deleted since the listing (its Node removed, or evicted): nothing to report
-                    raise
+            self.report_pod_status(pod, wanted[node][0], ready)
+
+    def report_pod_status(self, pod, inst, ready):
+        """Write ``pod``'s status as its kubelet on ``inst`` reports it (:meth:`pod_status`); a pod deleted since it was
+        listed (its Node removed, or evicted) has nothing to report."""
+        from kubernetes.client.rest import ApiException
+
+        try:
+            self.core.patch_namespaced_pod_status(pod.metadata.name, pod.metadata.namespace, {"status": self.pod_status(pod, inst, ready)})
+        except ApiException as exc:
+            if exc.status != 404:
+                raise
 
     def pod_status(self, pod, inst, ready):
         now = _ts()
