@@ -45,7 +45,8 @@ def live(emulator_session, kops_dns, ssh_public_key, kube_world, tmp_path_factor
 
 class SkewWatcher(threading.Thread):
     """Reads the Nodes every 0.2 s; records each Ready worker whose kubelet is newer (by minor version) than the
-    oldest control-plane kubelet at that moment, and the kubelet each node was first seen with."""
+    oldest control-plane kubelet at that moment, and each Node seen without a kubelet version, and the kubelet each
+    node was first seen with."""
 
     def __init__(self, core):
         super().__init__(daemon=True)
@@ -61,10 +62,13 @@ class SkewWatcher(threading.Thread):
             if nodes:
                 self.samples += 1
                 control_plane = [n.status.node_info.kubelet_version for n in nodes if CONTROL_PLANE_LABEL in (n.metadata.labels or {})]
-                oldest = min((minor(v) for v in control_plane), default=None)
+                oldest = min((minor(v) for v in control_plane if v), default=None)
                 for node in nodes:
                     version = node.status.node_info.kubelet_version
                     self.first_seen.setdefault(node.metadata.name, version)
+                    if not version:  # a kubelet registers its Node with its version (pkg/kubelet/kubelet_node_status.go)
+                        self.violations.append((node.metadata.name, "registered without a kubelet version", control_plane))
+                        continue
                     ready = any(c.type == "Ready" and c.status == "True" for c in node.status.conditions or [])
                     if oldest and CONTROL_PLANE_LABEL not in (node.metadata.labels or {}) and ready and minor(version) > oldest:
                         self.violations.append((node.metadata.name, version, control_plane))

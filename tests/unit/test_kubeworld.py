@@ -185,6 +185,14 @@ class RecordingCore:
     def patch_namespaced_pod_status(self, name, namespace, body):
         self.calls.append(("patch_namespaced_pod_status", name, body["status"]["phase"]))
 
+    def create_node(self, body):
+        self.calls.append(("create_node", body))
+        self.nodes.append(body["metadata"]["name"])
+        return SimpleNamespace(metadata=SimpleNamespace(name=body["metadata"]["name"], uid="uid-" + body["metadata"]["name"]))
+
+    def patch_node_status(self, name, body):
+        self.calls.append(("patch_node_status", name))
+
 
 def test_the_pods_pass_never_recreates_mirror_pods_of_a_node_just_removed():
     """The pods loop works from the Nodes loop's previous `wanted`: a control-plane Node removed in between (its
@@ -218,3 +226,24 @@ def test_mirror_pods_are_created_running_in_one_pass():
     made = ["%s-%s" % (c, name) for c in node_agent.CONTROL_PLANE_PODS]
     assert [c[1] for c in core.calls if c[0] == "create_namespaced_pod"] == made
     assert [c[1:] for c in core.calls if c[0] == "patch_namespaced_pod_status"] == [(m, "Running") for m in made]
+
+
+def test_a_new_node_registers_with_its_kubelet_version_and_conditions():
+    """A kubelet registers its Node with status (pkg/kubelet/kubelet_node_status.go initialNode sets nodeInfo and
+    conditions; the Node strategy keeps status on create). Created bare and patched after, a Node was once seen with
+    an empty kubeletVersion by a reader between the two calls (the upgrade tests' skew watchers, in CI)."""
+    name = "ip-172-20-0-7.ec2.internal"
+    core = RecordingCore([])
+    leases = SimpleNamespace(patch_namespaced_lease=lambda *a: None)
+    store = SimpleNamespace(groups={"nodes-us-east-1a": {"role": "Node"}}, kubernetes_version=lambda: "1.34.1")
+    agent = node_agent.NodeAgent("c", core, leases, None, store)
+    agent.store_refreshed = time.time()
+    agent.knobs = lambda: {}
+    inst = {"id": "i-7", "ip": "172.20.0.7", "dns": name, "group": "nodes-us-east-1a", "zone": "us-east-1a", "type": "t3.medium", "launch": None}
+    agent.instances = lambda: [inst]
+    agent.kubelet_version = lambda inst: "1.34.1"
+    assert list(agent.step_nodes()) == [name]
+    created = [c[1] for c in core.calls if c[0] == "create_node"]
+    assert [b["status"]["nodeInfo"]["kubeletVersion"] for b in created] == ["v1.34.1"]
+    assert [c["status"] for c in created[0]["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
+    assert [c for c in core.calls if c[0] == "patch_node_status"] == []

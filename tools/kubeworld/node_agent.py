@@ -491,8 +491,10 @@ class NodeAgent(object):
             node = existing.get(name)
             if node is None:
                 body = self.node_object(inst, role, ready, versions[name], refused.get(name))
-                status = body.pop("status")
                 try:
+                    # created with its status, as the kubelet registers (pkg/kubelet/kubelet_node_status.go
+                    # initialNode sets nodeInfo and conditions; the Node strategy keeps status on create): no
+                    # reader ever sees a Node without a kubelet version
                     created = self.core.create_node(body)
                     # known at once, so that the pods loop makes its mirror pods on its next pass (a kubelet starts
                     # its static pods before it registers and mirrors them as soon as the Node exists)
