@@ -118,17 +118,39 @@ def test_one_cluster_written_by_kops(emulator, tmp_path, ssh_public_key):
     assert host["topology"] == "public" and host["dns_type"] == "None" and host["dns_zone"] is None
     assert host["networking"] == "cilium" and host["cloud_provider"] == "aws"
     assert host["ansible_connection"] == "local"
+    assert host["subnets"] == [{"name": s["name"], "zone": s["zone"], "type": s["type"], "cidr": s["cidr"]} for s in cluster["spec"]["subnets"]]
+    assert [s["type"] for s in host["subnets"]] == ["Public", "Public"]
+    # kops' subnet of each group is its zone here (kops create cluster names subnets after zones)
     expected = sorted(
-        (g["metadata"]["name"], g["spec"]["role"], g["spec"]["minSize"], g["spec"]["maxSize"], g["spec"]["machineType"], g["spec"]["subnets"]) for g in groups
+        (
+            g["metadata"]["name"],
+            g["spec"]["role"],
+            g["spec"]["minSize"],
+            g["spec"]["maxSize"],
+            g["spec"]["machineType"],
+            g["spec"]["subnets"],
+            sorted({s["zone"] for s in cluster["spec"]["subnets"] if s["name"] in g["spec"]["subnets"]}),
+            g["spec"]["image"],
+        )
+        for g in groups
     )
-    got = sorted((g["name"], g["role"], g["min_size"], g["max_size"], g["machine_type"], g["subnets"]) for g in host["instance_groups"])
+    got = sorted((g["name"], g["role"], g["min_size"], g["max_size"], g["machine_type"], g["subnets"], g["zones"], g["image"]) for g in host["instance_groups"])
     assert got == expected
     assert len(got) == 3 and {g[1] for g in got} == {"Master", "Node"}
+    nodes = [g["spec"] for g in groups if g["spec"]["role"] == "Node"]
+    assert (host["node_count_min"], host["node_count_max"]) == (sum(n["minSize"] for n in nodes), sum(n["maxSize"] for n in nodes)) == (2, 2)
+    # every variable the plugin sets was checked above against kops' own JSON (a new one must be added here)
+    checked = {"cluster_name", "state_store", "config_base", "kubernetes_version", "kubernetes_minor", "cloud_labels", "zones"}
+    checked |= {"control_plane_zones", "region", "topology", "dns_type", "dns_zone", "networking", "cloud_provider", "subnets"}
+    checked |= {"instance_groups", "node_count_min", "node_count_max", "ansible_connection", "ansible_python_interpreter"}
+    assert set(host) == checked, set(host) ^ checked
     assert inv.groups["region_us_east_1"] == ["solo.k8s.local"]
     assert inv.groups["k8s_1_34"] == ["solo.k8s.local"]
 
     # The same reader for modules: one cluster by name, None for a name that is not there.
     record = reader.read_cluster(emulator.client("s3"), store, "solo.k8s.local")
+    assert record["cluster"]["spec"] == cluster["spec"] and record["name"] == "solo.k8s.local"
+    assert sorted(g["metadata"]["name"] for g in record["instance_groups"]) == sorted(g["metadata"]["name"] for g in groups)
     assert summary.summarize_cluster(record) == {k: v for k, v in host.items() if not k.startswith("ansible_")}
     assert reader.read_cluster(emulator.client("s3"), store, "absent.k8s.local") is None
 

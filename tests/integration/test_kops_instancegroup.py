@@ -162,10 +162,24 @@ def test_fields_round_trip_to_state_store_and_cloud(cluster, kplay):
     assert s["mixedInstancesPolicy"]["spotAllocationStrategy"] == "price-capacity-optimized"
     assert s["capacityRebalance"] is True and s["maxPrice"] == "0.10"
     assert s["additionalUserData"][0]["name"] == "hello.sh" and s["packages"] == ["nfs-common"]
+    assert s["mixedInstancesPolicy"] == {
+        "instances": ["m5.large", "m5a.large"],
+        "onDemandBase": 0,
+        "onDemandAboveBase": 0,
+        "spotAllocationStrategy": "price-capacity-optimized",
+    }, s["mixedInstancesPolicy"]
+    assert s["rollingUpdate"] == {"maxSurge": 1, "maxUnavailable": 0}, s.get("rollingUpdate")
+    assert s["sysctlParameters"] == ["net.ipv4.tcp_keepalive_time=200"], s.get("sysctlParameters")
     w = stored_ig(cluster, "warm-nodes")["spec"]
     assert w["warmPool"] == {"minSize": 1, "maxSize": 2, "enableLifecycleHook": True}
     assert (w["rootVolumeSize"], w["rootVolumeType"], w["rootVolumeIops"], w["rootVolumeEncryption"]) == (50, "gp3", 3000, True)
+    assert w["rootVolumeThroughput"] == 125 and w["detailedInstanceMonitoring"] is True, w
     assert w["maxInstanceLifetime"] in ("48h0m0s", "48h")
+    # the sysctl reaches the nodes through the group's nodeup config, the file nodeup applies at boot
+    nodeup = yaml.safe_load(
+        cluster.emulator.client("s3").get_object(Bucket=BUCKET, Key="%s/igconfig/node/spot-nodes/nodeupconfig.yaml" % CLUSTER)["Body"].read()
+    )
+    assert "net.ipv4.tcp_keepalive_time=200" in (nodeup.get("SysctlParameters") or []), sorted(nodeup)
 
     asg = cluster.emulator.client("autoscaling")
     spot_group = group(cluster, "spot-nodes")
@@ -176,7 +190,17 @@ def test_fields_round_trip_to_state_store_and_cloud(cluster, kplay):
     lt = policy["LaunchTemplate"]["LaunchTemplateSpecification"]
     data = ec2.describe_launch_template_versions(LaunchTemplateId=lt["LaunchTemplateId"], Versions=["$Latest"])
     assert data["LaunchTemplateVersions"][0]["LaunchTemplateData"]["MetadataOptions"]["HttpTokens"] == "required"
+    # the overrides and the on-demand split as AWS holds them
+    assert [o["InstanceType"] for o in policy["LaunchTemplate"]["Overrides"]] == ["m5.large", "m5a.large"], policy
+    distribution = policy["InstancesDistribution"]
+    assert (distribution["OnDemandBaseCapacity"], distribution["OnDemandPercentageAboveBaseCapacity"], distribution["SpotMaxPrice"]) == (0, 0, "0.10")
     warm_group = group(cluster, "warm-nodes")
+    warm_lt = warm_group["LaunchTemplate"]
+    warm_data = ec2.describe_launch_template_versions(LaunchTemplateId=warm_lt["LaunchTemplateId"], Versions=[warm_lt["Version"]])
+    warm_data = warm_data["LaunchTemplateVersions"][0]["LaunchTemplateData"]
+    assert warm_data["Monitoring"] == {"Enabled": True}, warm_data.get("Monitoring")
+    root = [m["Ebs"] for m in warm_data["BlockDeviceMappings"] if "Ebs" in m][0]
+    assert (root["VolumeSize"], root["VolumeType"], root["Iops"], root["Throughput"], root["Encrypted"]) == (50, "gp3", 3000, 125, True), root
     assert warm_group["NewInstancesProtectedFromScaleIn"] is True
     assert [p["ProcessName"] for p in warm_group["SuspendedProcesses"]] == ["AZRebalance"]
     assert warm_group["MaxInstanceLifetime"] == 172800
