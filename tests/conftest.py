@@ -91,10 +91,11 @@ def kube_world_process(emulator_session, kops_dns):
 @pytest.fixture(scope="module")
 def kube_world(kube_world_process):
     """The Kubernetes half of the local world for the tests of one file: every cluster applied in the emulator
-    gets a real control plane and node agent (control planes on 127.X.Y.N, per worker); paused afterwards."""
-    kube_world_process.resume()
-    yield kube_world_process
-    kube_world_process.pause()
+    gets a real control plane and node agent (control planes on 127.X.Y.N, per worker); paused afterwards. Fails
+    at teardown naming each error the world's loops or node agents counted meanwhile (a kubelet stand-in that
+    silently failed a pass would make a proof pass for the wrong reason)."""
+    with kube_world_process.serving():
+        yield kube_world_process
 
 
 @pytest.fixture(scope="session")

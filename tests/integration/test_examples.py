@@ -518,8 +518,7 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path, kops_d
         kops_binary=os.path.join(ROOT, "tools", "kops-with-local-dns"),
         kops_env=dict(extra["kops_env"], KOPSIBLE_KOPS=kops_binary(), KOPSIBLE_RESOLV_CONF=kops_dns.resolv_conf),
     )
-    kube_world_process.resume()
-    try:
+    with kube_world_process.serving():
         info = kube_world_process.wait_cluster(name, timeout=120, nodes=3)
         instances = {
             i["InstanceId"]: {t["Key"]: t["Value"] for t in i["Tags"]}["kops.k8s.io/instancegroup"]
@@ -576,5 +575,3 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path, kops_d
             (n.metadata.name, roles[n.metadata.name], n.metadata.labels["topology.kubernetes.io/zone"], "True") for n in api_nodes
         )
         assert sorted(roles.values()) == ["control-plane", "node", "node"]
-    finally:
-        kube_world_process.pause()

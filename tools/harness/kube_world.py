@@ -2,6 +2,7 @@
 demo and the sandbox: every kops cluster applied in the emulator gets a real control plane and a
 node agent (tools/kubeworld/), found here by cluster name."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -92,6 +93,27 @@ class KubeWorldProcess(object):
                 return json.load(handle)
         except (OSError, ValueError):
             return {"clusters": {}, "failed": {}}
+
+    def errors(self):
+        """``{"<cluster>: <loop>: <error>": count}``: every error the world's loops and node agents counted since
+        the watcher started (stopped clusters' included, and control planes that did not start)."""
+        return dict(self.state().get("errors") or {})
+
+    @contextlib.contextmanager
+    def serving(self):
+        """Resume for the ``with`` block and pause after it; then raise AssertionError naming each error the
+        world counted meanwhile (not when the block itself raised: its error comes first)."""
+        before = self.errors()
+        self.resume()
+        try:
+            yield self
+        finally:
+            self.pause()
+        errors = {k: n - before.get(k, 0) for k, n in self.errors().items() if n > before.get(k, 0)}
+        assert not errors, "the kube world counted errors meanwhile (see %s):\n%s" % (
+            self.log_path(),
+            "\n".join("%5d x %s" % (n, k) for k, n in sorted(errors.items())),
+        )
 
     def wait_cluster(self, name, timeout=90, nodes=None):
         """Wait until cluster ``name`` has a running control plane (and, with ``nodes``, that many Nodes);

@@ -42,6 +42,7 @@ Node registers}).
 """
 
 import base64
+import collections
 import datetime
 import gzip
 import hashlib
@@ -252,6 +253,7 @@ class NodeAgent(object):
         self.stopping = threading.Event()
         self.errors = 0
         self.last_error = None
+        self.error_log = collections.Counter()  # "loop: Type: message" -> how often (world.json ``errors``)
         self.store_refreshed = 0.0
         self.step_seconds = None
         self.untraced = set()  # instance ids whose kubelet version could not be traced
@@ -502,7 +504,7 @@ class NodeAgent(object):
                 except ApiException as exc:
                     if exc.status != 409:
                         raise
-                self.core.patch_node_status(name, {"status": status})
+                    self.core.patch_node_status(name, {"status": body["status"]})
                 self.heartbeats[name] = (now, ready)
             else:
                 last = self.heartbeats.get(name)
@@ -649,16 +651,17 @@ class NodeAgent(object):
         }
 
     # -- loop ----------------------------------------------------------------------------------------
-    def _loop(self, work, period, timed=False):
+    def _loop(self, name, work, period, timed=False):
         while not self.stopping.is_set():
             started = time.monotonic()
             try:
                 work()
                 if timed:
                     self.step_seconds = round(time.monotonic() - started, 3)
-            except Exception as exc:  # an emulator or API hiccup: log, count and go on (a kubelet retries too)
+            except Exception as exc:  # counted and kept (world.json ``errors``; the tests' kube_world asserts none)
                 self.errors += 1
                 self.last_error = "%s: %s" % (type(exc).__name__, exc)
+                self.error_log["%s loop: %s" % (name, self.last_error[:300])] += 1
             self.stopping.wait(period)
 
     def start(self):
@@ -668,9 +671,9 @@ class NodeAgent(object):
         self.store_refreshed = time.time()
         self.wanted = {}
         loops = (
-            (lambda: self.step_nodes(), self.period, True),
-            (lambda: self.reconcile_pods(dict(self.wanted), self.knobs()), 0.3, False),
-            (self.store.refresh, 3.0, False),
+            ("nodes", lambda: self.step_nodes(), self.period, True),
+            ("pods", lambda: self.reconcile_pods(dict(self.wanted), self.knobs()), 0.3, False),
+            ("state store", self.store.refresh, 3.0, False),
         )
         self.threads = [threading.Thread(target=self._loop, args=loop, name="node-agent-%s-%d" % (self.name, i), daemon=True) for i, loop in enumerate(loops)]
         self.thread = self.threads[0]

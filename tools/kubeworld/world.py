@@ -24,6 +24,7 @@ State: ``state_dir/world.json`` (clusters, addresses, start times, memory, error
 files and logs under ``state_dir/<cluster>/``, knobs in ``state_dir/<cluster>/knobs.json``.
 """
 
+import collections
 import json
 import os
 import socket
@@ -73,6 +74,9 @@ class KubeWorld(object):
         self.partitions = partitions
         self.clusters = {}
         self.failed = {}
+        # every error a node agent or this loop counted since the world started, clusters since stopped included:
+        # ``{"<cluster>: <loop>: <error>": count}`` (world.json ``errors``)
+        self.errors = collections.Counter()
         self.stopping = threading.Event()
         self.thread = None
         os.makedirs(state_dir, exist_ok=True)
@@ -147,6 +151,7 @@ class KubeWorld(object):
         cluster = self.clusters.pop(key)
         cluster.agent.stop()
         cluster.control_plane.stop()
+        self.errors.update({"%s: %s" % (cluster.name, e): n for e, n in cluster.agent.error_log.items()})
 
     # -- dns-controller --------------------------------------------------------------------------------
     def play_dns_controller(self, cluster):
@@ -223,6 +228,7 @@ class KubeWorld(object):
                 self.start_cluster(key[0], key[1], name, s3_region)
             except (ControlPlaneError, ValueError, OSError, RuntimeError) as exc:
                 self.failed[key] = "%s: %s" % (type(exc).__name__, exc)
+                self.errors["%s: control plane did not start: %s" % (name, self.failed[key][:300])] += 1
         for key in [k for k in self.failed if k not in found]:
             self.failed.pop(key)
         for cluster in self.clusters.values():
@@ -230,7 +236,16 @@ class KubeWorld(object):
         self.write_state()
 
     def write_state(self, paused=False):
-        state = {"clusters": {}, "failed": {"%s/%s" % k: v for k, v in self.failed.items()}, "updated": time.time(), "paused": paused}
+        errors = collections.Counter(self.errors)
+        for c in self.clusters.values():
+            errors.update({"%s: %s" % (c.name, e): n for e, n in c.agent.error_log.items()})
+        state = {
+            "clusters": {},
+            "failed": {"%s/%s" % k: v for k, v in self.failed.items()},
+            "errors": dict(errors),
+            "updated": time.time(),
+            "paused": paused,
+        }
         for (bucket, prefix), c in self.clusters.items():
             state["clusters"][c.name] = {
                 "state_store": "s3://%s/%s" % (bucket, prefix.rsplit("/", 1)[0]) if "/" in prefix else "s3://%s" % bucket,
@@ -260,6 +275,7 @@ class KubeWorld(object):
                 self.step()
             except Exception as exc:  # keep watching; the error is visible in world.json
                 self.failed[("world", "step")] = "%s: %s" % (type(exc).__name__, exc)
+                self.errors["world: step: %s" % self.failed[("world", "step")][:300]] += 1
                 try:
                     self.write_state()
                 except Exception:
