@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build the real Kubernetes control plane of the local world into .cache/bin (development tooling, not
-# part of the collection): kube-apiserver, kube-controller-manager, kube-scheduler from the Go module
+# part of the collection): kube-apiserver, kube-controller-manager, kube-scheduler (and kubectl, for the
+# kops_binary role's kubectl test) from the Go module
 # k8s.io/kubernetes and etcd from go.etcd.io/etcd/server/v3, with this machine's Go toolchain, never a
 # downloaded prebuilt binary. Reused when .cache/bin/kube-versions says the pinned versions were built.
 #
@@ -17,7 +18,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="$root/.cache/bin"
 stamp="$bin/kube-versions"
 want="kubernetes=v$KUBE_VERSION etcd=v$ETCD_VERSION"
-binaries=(kube-apiserver kube-controller-manager kube-scheduler etcd)
+binaries=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd)
 
 have_all() { for b in "${binaries[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
 if have_all && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
@@ -34,6 +35,8 @@ pinned_on_path() {
     p=$(on_path "$b") || return 1
     [ "$("$p" --version 2>/dev/null | head -n1)" = "Kubernetes v$KUBE_VERSION" ] || return 1
   done
+  p=$(on_path kubectl) || return 1
+  [ "$("$p" version --client 2>/dev/null | head -n1)" = "Client Version: v$KUBE_VERSION" ] || return 1
   p=$(on_path etcd) || return 1
   [ "$("$p" --version 2>/dev/null | head -n1)" = "etcd Version: $ETCD_VERSION" ] || return 1
 }
@@ -81,10 +84,11 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )
 EOF
 ( cd "$work/kubernetes" && go mod tidy -e >/dev/null 2>&1 || true )
-step "downloaded and resolved in $(( $(date +%s) - start ))s; compiling kube-apiserver, kube-controller-manager, kube-scheduler (a cold build takes about 10 minutes on 2 cores)..."
+step "downloaded and resolved in $(( $(date +%s) - start ))s; compiling kube-apiserver, kube-controller-manager, kube-scheduler, kubectl (a cold build takes about 10 minutes on 2 cores)..."
 start=$(date +%s)
 minor="${KUBE_VERSION#*.}"; minor="${minor%%.*}"
 date_now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -93,7 +97,7 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags="$ldflags -X $pkg.gitVersion=v$KUBE_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
   ldflags="$ldflags -X $pkg.gitTreeState=clean -X $pkg.gitCommit=kopsible-build -X $pkg.buildDate=$date_now"
 done
-for cmd in kube-apiserver kube-controller-manager kube-scheduler; do
+for cmd in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
   ( cd "$work/kubernetes" && CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "$ldflags" \
       -o "$bin/$cmd.tmp" "k8s.io/kubernetes/cmd/$cmd" )
   mv "$bin/$cmd.tmp" "$bin/$cmd"

@@ -30,7 +30,7 @@ def bundled_collections():
         candidate = os.path.join(path, "ansible_collections")
         if os.path.isdir(os.path.join(candidate, "amazon", "aws")):
             return candidate
-    pytest.skip("amazon.aws is not installed in this Python (the ansible package of requirements.txt)")
+    pytest.fail("amazon.aws is not installed in this Python (the ansible package of requirements.txt)")
 
 
 @pytest.fixture(scope="module")

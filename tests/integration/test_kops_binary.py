@@ -33,10 +33,10 @@ def real_kops():
     try:
         path = kops_binary()
     except RuntimeError:
-        pytest.skip("no kops binary (make setup builds it)")
+        pytest.fail("no kops binary (make setup builds it)")
     version = subprocess.run([path, "version", "--short"], capture_output=True, text=True).stdout.strip()
     if version != KOPS_VERSION:
-        pytest.skip("kops at %s is %r, not %s" % (path, version, KOPS_VERSION))
+        pytest.fail("kops at %s is %r, not %s (make setup builds the pinned one)" % (path, version, KOPS_VERSION))
     return path, sha256(path)
 
 
@@ -158,10 +158,10 @@ def test_bad_input_fails_naming_the_field(tmp_path, extra, message):
 def real_kubectl():
     """A real kubectl whose ``version --client -o json`` reports a plain release (path, version), or None.
 
-    ``KUBECTL_BINARY`` first, then versioned kubectl builds shipped by the Google Cloud SDK (its
+    ``KUBECTL_BINARY`` first, then the one scripts/ensure_kube.sh builds into .cache/bin, then versioned kubectl builds shipped by the Google Cloud SDK (its
     ``kubectl`` itself is a dispatcher reporting ``v1.32.4-dispatcher``), then ``kubectl`` on PATH.
     """
-    candidates = [os.environ.get("KUBECTL_BINARY", "")]
+    candidates = [os.environ.get("KUBECTL_BINARY", ""), os.path.join(ROOT, ".cache", "bin", "kubectl")]
     sdk = "/usr/lib/google-cloud-sdk/bin"
     if os.path.isdir(sdk):
         candidates += sorted((os.path.join(sdk, n) for n in os.listdir(sdk) if n.startswith("kubectl.1.")), reverse=True)
@@ -180,7 +180,7 @@ def real_kubectl():
 def test_kubectl_from_the_kubernetes_release_layout(tmp_path, real_kops):
     found = real_kubectl()
     if found is None:
-        pytest.skip("no real kubectl on this machine")
+        pytest.fail("no real kubectl: make setup builds one into .cache/bin (scripts/ensure_kube.sh)")
     kubectl, version = found
     binary, _ = real_kops
     folder = tmp_path / "k8s" / ("v" + version) / "bin" / OS / ARCH

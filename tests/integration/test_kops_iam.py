@@ -181,24 +181,6 @@ def test_access_key_secret_only_in_the_no_log_fact(emulator, play, tmp_path):
     assert again.result("result")["kops_iam_result"]["access_key_ids"] == keys
 
 
-def emulator_can_delete_users(emulator):
-    """Whether the emulator has the two fixes that deleting an IAM user needs (see docs/emulator.md):
-    iam:ListServiceSpecificCredentials (amazon.aws.iam_user lists them before DeleteUser) and a
-    state dump (/moto-api/data.json) that survives a deleted user."""
-    iam = boto3_client_without_retries(emulator)
-    iam.create_user(UserName="kopsible-probe")
-    try:
-        iam.list_service_specific_credentials(UserName="kopsible-probe")
-        iam.delete_user(UserName="kopsible-probe")
-        emulator.state()
-        emulator.snapshot()
-        return True
-    except Exception:  # noqa: BLE001  (HTTP 500 from the emulator, in whichever form)
-        return False
-    finally:
-        emulator.reset()
-
-
 def boto3_client_without_retries(emulator):
     import boto3
     from botocore.config import Config
@@ -216,8 +198,6 @@ def boto3_client_without_retries(emulator):
 
 
 def test_absent_removes_user_keys_group_and_policy(emulator, play):
-    if not emulator_can_delete_users(emulator):
-        pytest.skip("the emulator lacks the IAM user-deletion fixes (ListServiceSpecificCredentials, state dump)")
     assert play(role(kops_iam_access_key=True, **LEAST)).rc == 0
     assert iam_state(emulator)["user_keys"]
     run = play(role(kops_iam_state="absent"))
@@ -317,8 +297,6 @@ def test_arn_of_another_partition_fails_before_writing(emulator, play, role_vars
 def test_managed_failure_leaves_no_half_made_user_or_group(emulator, play):
     """A managed policy IAM does not have fails the group's attach: the user and the group the run made are
     removed again, and the failure names the task and what it removed; a user that was there before stays."""
-    if not emulator_can_delete_users(emulator):
-        pytest.skip("the emulator lacks the IAM user-deletion fixes (ListServiceSpecificCredentials, state dump)")
     missing = {"kops_iam_managed_policies": ["AmazonEC2FullAccess", "AmazonEKSNoSuchPolicy"]}
     emulator.warm("cn-north-1")
     before = emulator.snapshot()

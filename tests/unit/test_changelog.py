@@ -17,7 +17,7 @@ BIN = os.path.dirname(sys.executable)
 def changelog_tool():
     path = os.path.join(BIN, "antsibull-changelog")
     if not os.path.exists(path):
-        pytest.skip("antsibull-changelog is not installed in %s (requirements.txt)" % BIN)
+        pytest.fail("antsibull-changelog is not installed in %s (requirements.txt)" % BIN)
     return path
 
 

@@ -16,7 +16,7 @@ def tool(name):
     """Path of ``name`` in the venv, or skip the test when it is not installed."""
     path = os.path.join(BIN, name)
     if not os.path.exists(path):
-        pytest.skip("%s is not installed in %s (requirements.txt)" % (name, BIN))
+        pytest.fail("%s is not installed in %s (requirements.txt)" % (name, BIN))
     return path
 
 

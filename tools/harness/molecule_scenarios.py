@@ -74,7 +74,7 @@ def assert_scenario_passes(scenario, emulator=None):
     import pytest
 
     if not os.path.exists(os.path.join(os.path.dirname(sys.executable), "molecule")):
-        pytest.skip("molecule is not installed in %s (requirements.txt)" % os.path.dirname(sys.executable))
+        pytest.fail("molecule is not installed in %s (requirements.txt)" % os.path.dirname(sys.executable))
     returncode, output = molecule_test(scenario, emulator_url=emulator.url if emulator is not None else None)
     assert returncode == 0, output[-5000:]
     sequence = scenario_sequence(scenario)
