@@ -22,6 +22,7 @@ def tree(tmp_path, kube="v1.35.4", etcd="3.6.16"):
     tools.mkdir()
     for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler"):
         fake(tools, name, "Kubernetes %s" % kube)
+    fake(tools, "kubectl", "Client Version: %s" % kube)
     fake(tools, "etcd", "etcd Version: %s" % etcd)
     return tools
 
@@ -38,6 +39,7 @@ def test_pinned_binaries_on_path_are_linked_and_reused(tmp_path):
     assert "reusing kubernetes=v1.35.4 etcd=v3.6.16 from PATH" in proc.stderr
     bin_dir = tmp_path / ".cache" / "bin"
     assert os.readlink(bin_dir / "kube-apiserver") == str(tools / "kube-apiserver")
+    assert os.readlink(bin_dir / "kubectl") == str(tools / "kubectl")
     assert (bin_dir / "kube-versions").read_text().strip() == "kubernetes=v1.35.4 etcd=v3.6.16"
     again = run(tmp_path, tools)
     assert again.returncode == 0 and "ensure_kube: reusing %s (kubernetes=v1.35.4" % bin_dir in again.stderr, again.stderr
