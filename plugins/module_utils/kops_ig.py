@@ -206,7 +206,7 @@ def check_load_balancers(lbs):
         if name and len(name) > 32:
             raise RuleError("%s.load_balancer_name: %r has %d characters; at most 32" % (field, name, len(name)))
         if arn:
-            match = re.match(r"^arn:aws(-cn|-us-gov|-iso[a-z]?)?:elasticloadbalancing:[^:]*:\d{12}:(?P<res>.*)$", arn)
+            match = re.match(r"^arn:aws(-cn|-us-gov|-iso[a-z]?)?:elasticloadbalancing:[^:]*:\d{12}:(?P<res>.*)$", arn, re.ASCII)
             parts = match.group("res").split("/") if match else []
             if len(parts) != 3 or parts[0] != "targetgroup":
                 raise RuleError("%s.target_group_arn: %r is not a target group ARN (resource targetgroup/NAME/ID)" % (field, arn))

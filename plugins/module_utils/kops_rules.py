@@ -11,10 +11,11 @@ import re
 from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import DNSNameError, is_subdomain, normalize_dns_name
 
 GOSSIP_SUFFIX = ".k8s.local"
-_REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d+"
+_REGION = r"[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]+"  # AWS region names: ASCII digits (Python's \d would take any Unicode digit)
 _ZONE_RE = re.compile(r"^(?P<region>%s)(?P<letter>[a-z])$" % _REGION)
 _REGION_RE = re.compile(_REGION)
-_VERSION_RE = re.compile(r"^v?(?P<major>\d+)\.(?P<minor>\d+)\.(?P<patch>\d+)(?P<pre>[-+][0-9A-Za-z.+-]+)?$")
+# ASCII digits only (re.ASCII): Go's parsers take 0-9, never other Unicode digits Python's \d matches
+_VERSION_RE = re.compile(r"^v?(?P<major>\d+)\.(?P<minor>\d+)\.(?P<patch>\d+)(?P<pre>[-+][0-9A-Za-z.+-]+)?$", re.ASCII)
 
 
 class RuleError(ValueError):
@@ -347,7 +348,7 @@ NETWORKING_MODES = (
 )
 # pkg/apis/kops/channel.go CloudProviderID values.
 CLOUDS = ("aws", "digitalocean", "gce", "hetzner", "openstack", "azure", "scaleway", "linode", "metal")
-_DURATION_RE = re.compile(r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$")
+_DURATION_RE = re.compile(r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$", re.ASCII)  # Go time.ParseDuration: ASCII digits
 _DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 _MACHINE_TYPE_RE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9-]+$")
 # Key types golang.org/x/crypto/ssh ParseAuthorizedKey knows (kops reads the key with it:
@@ -379,7 +380,7 @@ def duration_seconds(value, field):
         return 0.0
     if not _DURATION_RE.fullmatch(text):
         raise RuleError("%s: %r is not a duration such as 24h, 90m or 30s" % (field, value))
-    return sum(float(n) * _DURATION_UNITS[u] for n, dummy, u in re.findall(r"(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)", text))
+    return sum(float(n) * _DURATION_UNITS[u] for n, dummy, u in re.findall(r"(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)", text, re.ASCII))
 
 
 def admin_lifetime(value, field="admin"):
@@ -447,7 +448,9 @@ def instance_group_name(value, field="name"):
     stores the group under ``instancegroup/<ig>``; k8s.io/apimachinery IsDNS1123Subdomain, as for every object name).
     Returns it; raises RuleError naming ``field``."""
     name = value if isinstance(value, str) else ""
-    if not name or len(name) > 253 or not all(re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", p) for p in name.split(".")):
+    if len(name) > 253:  # k8s.io/apimachinery/pkg/util/validation DNS1123SubdomainMaxLength
+        raise RuleError("%s: %r has %d characters; an InstanceGroup name is at most 253 (a DNS subdomain)" % (field, value, len(name)))
+    if not name or not all(re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", p) for p in name.split(".")):
         raise RuleError("%s: %r must be lowercase letters, digits, '-' and '.', starting and ending with a letter or digit" % (field, value))
     return name
 

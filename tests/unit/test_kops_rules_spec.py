@@ -709,3 +709,25 @@ def test_requested_fields_kops_dropped_and_the_spec_without_them():
     )
     assert cleaned == {"spec": {"a": 1, "hooks": [{"name": "h"}], "kubelet": {}}}  # kubelet: {} was stored already
     assert desired["spec"]["kubeAPIServer"] == {"auditLogMaxAges": 7}  # not changed in place
+
+
+@pytest.mark.parametrize("value", ["8\u17e9s", "\u0661h", "1\u0663m"])
+def test_a_duration_takes_ascii_digits_only_as_go(value):
+    """Go's time.ParseDuration reads 0-9 only; Python's \\d also matches other Unicode digits (found by the bad-input
+    matrix: '8\u17e9s' was read as 89 seconds and refused as 'under 24h' instead of as not a duration)."""
+    with pytest.raises(RuleError, match="is not a duration such as 24h, 90m or 30s"):
+        kops_rules.duration_seconds(value, "max_instance_lifetime")
+
+
+def test_an_instance_group_name_over_253_characters_says_so():
+    """k8s.io/apimachinery IsDNS1123Subdomain: at most 253 characters; the message says that, not the character rule."""
+    with pytest.raises(RuleError, match=r"^name: 'a+' has 254 characters; an InstanceGroup name is at most 253 \(a DNS subdomain\)$"):
+        kops_rules.instance_group_name("a" * 254)
+    assert kops_rules.instance_group_name("a" * 253) == "a" * 253
+
+
+def test_availability_zones_take_ascii_digits_only():
+    with pytest.raises(RuleError, match="is not an availability zone name"):
+        kops_rules.zones(["us-east-\u0661a"])
+    with pytest.raises(RuleError, match="is not a version such as 1.34.1"):
+        kops_rules.kubernetes_version("1.3\u0665.0")

@@ -471,6 +471,42 @@ def rolling_update_categories(known):
     )
 
 
+def kops_cluster_info_categories(known):
+    """Categories for kops_cluster_info over ``{'name': <gossip cluster>, 'cloud': False}`` (a read: the kops
+    options of the fragment still must be what kops and AWS take; ``kops_binary`` is only run by ``validate``)."""
+    return (
+        [
+            dns_names("k8s.local", "name", "name")[0],
+            dns_names("k8s.local", "name", "name")[2],
+            dns_names("k8s.local", "name", "name")[3],
+            st.just(Case({"validate": True}, ("validate",), "validate without kubeconfig")),
+            st.just(Case({"name": None, "upgrade_to": "1.35.0"}, ("upgrade_to",), "upgrade_to without name")),
+            st.sampled_from(["1.35", "v1.35.x", "latest", "1.35.0.1", "one"]).map(lambda v: Case({"upgrade_to": v}, ("upgrade_to",), "bad upgrade_to")),
+            unknown_option(known),
+        ]
+        + kops_common_categories()[:4]
+        + wrong_types(bool_fields=("cloud", "validate", "allow_version_skip"), list_fields=("hop_versions",))
+    )
+
+
+def kops_instancegroup_info_categories(known):
+    """Categories for kops_instancegroup_info over ``{'cluster': <gossip cluster>, 'cloud': False}``."""
+    return (
+        [
+            dns_names("k8s.local", "cluster", "cluster")[0],
+            dns_names("k8s.local", "cluster", "cluster")[3],
+            bad_label().map(lambda n: Case({"name": n}, ("name",), "ig name bad")),
+            st.from_regex(r"[A-Z][a-zA-Z]{1,8}", fullmatch=True).map(lambda n: Case({"name": n}, ("name",), "ig name uppercase")),
+            st.text(LOWER + "-", min_size=1, max_size=12)
+            .filter(lambda r: not known_rolling_role(r))
+            .map(lambda r: Case({"roles": [r]}, ("roles",), "unknown role")),
+            unknown_option(known),
+        ]
+        + kops_common_categories()[:4]
+        + wrong_types(bool_fields=("cloud",), list_fields=("roles",))
+    )
+
+
 def _draw(strategy, count):
     found = []
 
