@@ -50,9 +50,11 @@ demo: setup
 SANDBOX_PARENT_ZONE ?= example.org
 SANDBOX_DNS ?= 127.0.0.1
 SANDBOX_PORT ?= 5000
+# enforced: IAM user kops with the kOps guide's policies, every other key refused (as on AWS); open: any credentials.
+SANDBOX_IAM ?= enforced
 
 sandbox: setup
-	$(PY) scripts/sandbox.py start --parent-zone $(SANDBOX_PARENT_ZONE) --dns-address $(SANDBOX_DNS) --port $(SANDBOX_PORT)
+	$(PY) scripts/sandbox.py start --parent-zone $(SANDBOX_PARENT_ZONE) --dns-address $(SANDBOX_DNS) --port $(SANDBOX_PORT) --iam $(SANDBOX_IAM)
 
 sandbox-stop:
 	$(PY) scripts/sandbox.py stop

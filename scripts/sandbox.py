@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """`make sandbox` / `make sandbox-stop`: the local world kept running in the background for one's own playbooks.
 
-    scripts/sandbox.py start [--parent-zone example.org] [--dns-address 127.0.0.1] [--port 5000]
+    scripts/sandbox.py start [--parent-zone example.org] [--dns-address 127.0.0.1] [--port 5000] [--iam enforced|open]
     scripts/sandbox.py status
     scripts/sandbox.py stop
 
 ``start`` starts the emulator (the local AWS, on 127.0.0.1:PORT), its DNS face (DNS-ADDRESS:53, answering from the
 emulator's Route53 as Route53's name servers do) and the kube world (a real control plane for every cluster applied
 in it) as one background process (tools/harness/local_world.py, the launcher `make demo` uses too); creates the
-parent zone; writes ``sandbox.env`` (AWS variables to ``source``) and ``sandbox-vars.yml`` (module_defaults values
-and the kops settings, for ``ansible-playbook -e @sandbox-vars.yml``); prints how to use them. Logs and state are
+parent zone; with ``--iam enforced`` (the default) makes the kOps guide's operator, IAM user ``kops`` in group
+``kops`` with the group's managed policies (roles/kops_iam/defaults/main.yml ``kops_iam_managed_policies``), and turns
+the emulator's IAM enforcement on, so that a wrong key, a wrong secret or a call the policies do not allow is refused
+as AWS refuses it (``--iam open``: any credentials are accepted, as before); writes ``sandbox.env`` (AWS variables to
+``source``: the operator's access key) and ``sandbox-vars.yml`` (module_defaults values and the kops settings, for
+``ansible-playbook -e @sandbox-vars.yml``); prints how to use them. Logs and state are
 under ``.cache/sandbox/``. It refuses to start when the DNS address or the port is taken, naming the holder.
 ``stop`` stops every part (the emulator's state is in memory: it is gone afterwards).
 
@@ -49,6 +53,12 @@ def parse(argv):
     parser.add_argument("--dir", default=DEFAULT_DIR, help="logs and state (default .cache/sandbox)")
     parser.add_argument("--out-dir", default=ROOT, help="where sandbox.env and sandbox-vars.yml go (default: the checkout)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds start waits for the sandbox to answer")
+    parser.add_argument(
+        "--iam",
+        choices=["enforced", "open"],
+        default="enforced",
+        help="enforced (default): only the sandbox's IAM user kops, within its policies; open: any credentials",
+    )
     args = parser.parse_args(argv)
     args.dir, args.out_dir = os.path.abspath(args.dir), os.path.abspath(args.out_dir)
     return args
@@ -96,6 +106,8 @@ def start(args):
         str(args.port),
         "--dir",
         args.dir,
+        "--iam",
+        args.iam,
     ]
     with open(_path(args, "sandbox.log"), "ab") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, cwd=ROOT)
@@ -128,7 +140,13 @@ def serve(args):
     try:
         local.start()
         local.create_parent_zone(args.parent_zone)
+        credentials = {"access_key": ACCESS_KEY, "secret_key": SECRET_KEY, "user": None}
+        if args.iam == "enforced":
+            credentials = make_operator(local.emulator)
+            local.emulator.enforce_iam()
         info = {
+            "iam": args.iam,
+            "credentials": credentials,
             "pid": os.getpid(),
             "url": local.emulator.url,
             "dns_address": args.dns_address,
@@ -189,10 +207,29 @@ def status(args):
     return 0
 
 
+def make_operator(emulator):
+    """The kOps guide's operator in the sandbox's account: group ``kops`` with the managed policies of the kops_iam
+    role's defaults, user ``kops`` in it, and an access key. Made with the emulator's root credentials, before IAM
+    enforcement is on. Returns ``{"access_key", "secret_key", "user": the user's ARN}``."""
+    import yaml
+
+    with open(os.path.join(ROOT, "roles", "kops_iam", "defaults", "main.yml")) as handle:
+        policies = yaml.safe_load(handle)["kops_iam_managed_policies"]
+    iam = emulator.client("iam")
+    iam.create_group(GroupName="kops")
+    for name in policies:
+        iam.attach_group_policy(GroupName="kops", PolicyArn="arn:aws:iam::aws:policy/%s" % name)
+    user = iam.create_user(UserName="kops")["User"]
+    iam.add_user_to_group(GroupName="kops", UserName="kops")
+    key = iam.create_access_key(UserName="kops")["AccessKey"]
+    return {"access_key": key["AccessKeyId"], "secret_key": key["SecretAccessKey"], "user": user["Arn"]}
+
+
 def sandbox_vars(info):
     """The content of sandbox-vars.yml (dict): module_defaults values for the collection's group and for amazon.aws,
     the settings kops needs offline, and the interpreter of this checkout's venv."""
-    aws = {"endpoint_url": info["url"], "region": REGION, "access_key": ACCESS_KEY, "secret_key": SECRET_KEY}
+    creds = info["credentials"]
+    aws = {"endpoint_url": info["url"], "region": REGION, "access_key": creds["access_key"], "secret_key": creds["secret_key"]}
     return {
         # module_defaults: {group/kopsible.kops.kops: "{{ kopsible_defaults }}", group/aws: "{{ aws_defaults }}"}
         "kopsible_defaults": dict(aws, **info["kops"]),
@@ -212,8 +249,8 @@ def write_files(args, info):
 
     env = {
         "AWS_ENDPOINT_URL": info["url"],
-        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
-        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+        "AWS_ACCESS_KEY_ID": info["credentials"]["access_key"],
+        "AWS_SECRET_ACCESS_KEY": info["credentials"]["secret_key"],
         "AWS_REGION": REGION,
         "AWS_DEFAULT_REGION": REGION,
         "AWS_EC2_METADATA_DISABLED": "true",
@@ -224,7 +261,12 @@ def write_files(args, info):
     env_file = os.path.join(args.out_dir, "sandbox.env")
     lines = [
         "# The kopsible sandbox (scripts/sandbox.py), emulator %s; `source sandbox.env`." % info["url"],
-        "# Dummy credentials: the emulator accepts any. Never use real ones here.",
+        (
+            "# The access key of the sandbox's IAM user kops (%s, the kOps guide's managed policies); IAM is enforced: a"
+            " wrong key or a call its policies do not allow is refused, as on AWS. Never use real credentials here." % info["credentials"]["user"]
+            if info["iam"] == "enforced"
+            else "# Dummy credentials: the sandbox runs with --iam open and accepts any. Never use real ones here."
+        ),
     ]
     lines += ["export %s=%s" % (k, v) for k, v in env.items()]
     lines += ["# kops by hand: $KOPSIBLE_WRAPPER get clusters --state s3://BUCKET (resolves through the sandbox's DNS)"]
@@ -261,6 +303,11 @@ def usage(args, info, env_file, vars_file):
             "  DNS face: %s:53 (answers from the emulator's Route53)" % info["dns_address"],
             "  Kubernetes: a real control plane per applied cluster on %s" % info["control_planes"],
             "  parent zone: %s (created)" % info["parent_zone"],
+            (
+                "  IAM: enforced; your credentials are IAM user kops's (the kOps guide's managed policies); make sandbox SANDBOX_IAM=open accepts any"
+                if info["iam"] == "enforced"
+                else "  IAM: open (any credentials are accepted)"
+            ),
             "  logs: %s" % rel(args.dir),
             "",
             "Shell tools (aws, boto3, kops through $KOPSIBLE_WRAPPER):  source %s" % rel(env_file),

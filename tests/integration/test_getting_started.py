@@ -61,7 +61,7 @@ def sandbox(tmp_path_factory):
     made = subprocess.run(
         ["make", "-n", "sandbox", "SANDBOX_DNS=" + address, "SANDBOX_PORT=%d" % port], capture_output=True, text=True, cwd=ROOT, check=True
     ).stdout
-    assert ("scripts/sandbox.py start --parent-zone example.org --dns-address %s --port %d" % (address, port)) in made
+    assert ("scripts/sandbox.py start --parent-zone example.org --dns-address %s --port %d --iam enforced" % (address, port)) in made
     assert "scripts/sandbox.py stop" in subprocess.run(["make", "-n", "sandbox-stop"], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     start = subprocess.run(sandbox_cmd("start", directory, "--dns-address", address, "--port", str(port)), capture_output=True, text=True, timeout=300)
     assert start.returncode == 0, start.stdout + start.stderr
@@ -133,6 +133,60 @@ def run(directory, *args):
     result = PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
     assert result.rc == 0, [(n, r.get("msg")) for n, r in result.results if r.get("failed")] or proc.stdout[-3000:] + proc.stderr[-3000:]
     return result
+
+
+def sandbox_env(directory):
+    """The variables sandbox.env exports (dict)."""
+    with open(os.path.join(str(directory), "sandbox.env")) as handle:
+        return dict(re.findall(r"^export (\w+)=(.*)$", handle.read(), re.M))
+
+
+def aws_error(call):
+    """The AWS error code ``call()`` raised (str), or None when it succeeded."""
+    from botocore.exceptions import ClientError
+
+    try:
+        call()
+    except ClientError as exc:
+        return exc.response["Error"]["Code"]
+    return None
+
+
+def test_the_sandbox_enforces_iam_for_its_operator_user(sandbox, tmp_path):
+    """Issue 33 item 10: sandbox.env's key is IAM user kops's (the kOps guide's group with its managed policies, the
+    kops_iam role's defaults); a wrong secret, an unknown key and a call outside the policies are refused as AWS
+    refuses them; ``--iam open`` (make sandbox SANDBOX_IAM=open) accepts any key."""
+    import boto3
+
+    directory, _address, _port, started = sandbox
+    assert "IAM: enforced; your credentials are IAM user kops's" in started
+    env = sandbox_env(directory)
+    url, key, secret = env["AWS_ENDPOINT_URL"], env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"]
+
+    def client(service, access_key=key, secret_key=secret):
+        return boto3.client(service, endpoint_url=url, region_name="us-east-1", aws_access_key_id=access_key, aws_secret_access_key=secret_key)
+
+    assert client("sts").get_caller_identity()["Arn"] == "arn:aws:iam::123456789012:user/kops"
+    groups = emulator_of(directory).client("iam").list_attached_group_policies(GroupName="kops")["AttachedPolicies"]
+    with open(os.path.join(ROOT, "roles", "kops_iam", "defaults", "main.yml")) as handle:
+        assert sorted(p["PolicyName"] for p in groups) == sorted(yaml.safe_load(handle)["kops_iam_managed_policies"])
+    assert aws_error(lambda: client("s3").list_buckets()) is None
+    assert aws_error(lambda: client("s3", secret_key="wrong" + secret).list_buckets()) == "SignatureDoesNotMatch"
+    assert aws_error(lambda: client("s3", access_key="AKIAUNKNOWN000000000").list_buckets()) == "InvalidAccessKeyId"
+    assert aws_error(lambda: client("ssm").get_parameter(Name="/kops/not-in-the-policies")) == "AccessDeniedException"
+
+    # the open mode: any key is taken
+    address, port = "127.0.%d.97" % int(os.environ.get("KOPSIBLE_DNS_BASE") or 0), free_port()
+    opened = subprocess.run(
+        sandbox_cmd("start", tmp_path, "--dns-address", address, "--port", str(port), "--iam", "open"), capture_output=True, text=True, timeout=300
+    )
+    try:
+        assert opened.returncode == 0 and "IAM: open (any credentials are accepted)" in opened.stdout, opened.stdout + opened.stderr
+        other = sandbox_env(tmp_path)
+        anyone = boto3.client("s3", endpoint_url=other["AWS_ENDPOINT_URL"], region_name="us-east-1", aws_access_key_id="AKIAANY", aws_secret_access_key="any")
+        assert aws_error(anyone.list_buckets) is None
+    finally:
+        subprocess.run(sandbox_cmd("stop", tmp_path), capture_output=True, text=True, timeout=300)
 
 
 def changed(run_result):
