@@ -4,6 +4,7 @@ the NodeupConfigHash in kops' user data in each of its shapes."""
 import base64
 import gzip
 import hashlib
+import json
 import os
 import sys
 import time
@@ -247,3 +248,36 @@ def test_a_new_node_registers_with_its_kubelet_version_and_conditions():
     assert [b["status"]["nodeInfo"]["kubeletVersion"] for b in created] == ["v1.34.1"]
     assert [c["status"] for c in created[0]["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
     assert [c for c in core.calls if c[0] == "patch_node_status"] == []
+
+
+def test_a_node_the_api_server_refuses_is_left_out_and_the_refusal_kept():
+    """The API server validates a Node (pkg/apis/core/validation/validation.go validateNodeTaints: "taints must be
+    unique by key and effect pair"); a kubelet whose registration is refused logs it and retries: no Node, no lease,
+    no error counted, the message kept."""
+    from kubernetes.client.rest import ApiException
+
+    class Refusing(RecordingCore):
+        def create_node(self, body):
+            exc = ApiException(status=422, reason="Unprocessable Entity")
+            exc.body = json.dumps(
+                {
+                    "message": 'Node "%s" is invalid: spec.taints[1]: Duplicate value: ... taints must be unique by key and effect pair'
+                    % body["metadata"]["name"]
+                }
+            )
+            raise exc
+
+    name = "ip-172-20-0-8.ec2.internal"
+    leases = SimpleNamespace(patch_namespaced_lease=lambda *a: pytest.fail("a refused Node has no lease"))
+    store = SimpleNamespace(
+        groups={"nodes-us-east-1a": {"role": "Node", "taints": ["team=a:NoExecute", "team=b:NoExecute"]}}, kubernetes_version=lambda: "1.34.1"
+    )
+    agent = node_agent.NodeAgent("c", Refusing([]), leases, None, store)
+    agent.store_refreshed = time.time()
+    agent.knobs = lambda: {}
+    agent.instances = lambda: [
+        {"id": "i-8", "ip": "172.20.0.8", "dns": name, "group": "nodes-us-east-1a", "zone": "us-east-1a", "type": "t3.medium", "launch": None}
+    ]
+    agent.kubelet_version = lambda inst: "1.34.1"
+    assert agent.step_nodes() == {}
+    assert "taints must be unique by key and effect pair" in agent.registration_refusals[name]

@@ -23,6 +23,9 @@ InstanceGroup (bastions never join a cluster):
   ``KubeletVersionSkew``), so kops' validation fails on it, naming the node. Control-plane nodes talk to
   their own kube-apiserver and are never refused. Refusals are counted in ``skew_refusals``
   ({node: message});
+- a Node the API server refuses to register (HTTP 422, e.g. taints not unique by key and effect:
+  pkg/apis/core/validation/validation.go validateNodeTaints) is not there, as with a real kubelet, which
+  logs the refusal and retries; why is kept in ``registration_refusals`` ({node: the API server's message});
 - its Lease in ``kube-node-lease`` and its Ready condition, renewed (the node-lifecycle controller marks
   a node NotReady about 50 s after the last renewal);
 - the pods bound to it: Pending -> Running and Ready with ``hostIP``/``podIP``; a pod being deleted
@@ -99,6 +102,14 @@ def _minor(version):
     if not match or version.lstrip("v") == UNKNOWN_VERSION:
         return None
     return int(match.group(1)), int(match.group(2))
+
+
+def _api_message(exc):
+    """The message of a Kubernetes API error (``ApiException``): the Status body's ``message``, else its reason."""
+    try:
+        return json.loads(exc.body)["message"]
+    except (TypeError, ValueError, KeyError):
+        return str(exc.reason)
 
 
 def skew_problem(kubelet, api_servers):
@@ -258,6 +269,9 @@ class NodeAgent(object):
         self.step_seconds = None
         self.untraced = set()  # instance ids whose kubelet version could not be traced
         self.skew_refusals = {}  # node name -> why its kubelet is refused (skew_problem)
+        # node name -> why the API server refused to register its Node (HTTP 422: e.g. taints not unique by key and
+        # effect, pkg/apis/core/validation/validation.go validateNodeTaints); such a kubelet retries, as here
+        self.registration_refusals = {}
 
     # -- knobs ---------------------------------------------------------------------------------------
     def knobs(self):
@@ -489,7 +503,7 @@ class NodeAgent(object):
 
         existing = {n.metadata.name: n for n in self.core.list_node().items}
         self.node_uids = {name: n.metadata.uid for name, n in existing.items()}
-        for name, (inst, role, ready) in wanted.items():
+        for name, (inst, role, ready) in list(wanted.items()):  # a Node the API server refuses leaves it
             node = existing.get(name)
             if node is None:
                 body = self.node_object(inst, role, ready, versions[name], refused.get(name))
@@ -501,7 +515,12 @@ class NodeAgent(object):
                     # known at once, so that the pods loop makes its mirror pods on its next pass (a kubelet starts
                     # its static pods before it registers and mirrors them as soon as the Node exists)
                     self.node_uids[name] = created.metadata.uid
+                    self.registration_refusals.pop(name, None)
                 except ApiException as exc:
+                    if exc.status == 422:  # the API server's validation refused the Node: the kubelet logs it, retries
+                        self.registration_refusals[name] = _api_message(exc)
+                        del wanted[name]
+                        continue
                     if exc.status != 409:
                         raise
                     self.core.patch_node_status(name, {"status": body["status"]})

@@ -263,6 +263,7 @@ class KubeWorld(object):
                 "agent_step_seconds": c.agent.step_seconds,
                 "agent_untraced": sorted(c.agent.untraced),
                 "agent_skew_refusals": dict(c.agent.skew_refusals),
+                "agent_registration_refusals": dict(c.agent.registration_refusals),
             }
         path = os.path.join(self.state_dir, "world.json")
         with open(path + ".tmp", "w") as handle:
