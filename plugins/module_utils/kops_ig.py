@@ -216,9 +216,12 @@ def check_load_balancers(lbs):
 
 def check_taints(taints):
     """``taints``: ``key[=value]:Effect`` (pkg/apis/kops/util/taints.go:27-57 ParseTaint), no duplicates
-    (pkg/apis/kops/validation/instancegroup.go:199-211), and an Effect kubelet registers (k8s.io/api core/v1
-    TaintEffect: kubelet refuses a taint without one of them)."""
-    seen = set()
+    (pkg/apis/kops/validation/instancegroup.go:199-211), an Effect kubelet registers (k8s.io/api core/v1
+    TaintEffect: kubelet refuses a taint without one of them), and no two with the same key and effect: kops stores
+    them, but the API server refuses the Node ("taints must be unique by key and effect pair", Kubernetes
+    pkg/apis/core/validation/validation.go:7100-7119 validateNodeTaints), so the group's nodes never register. The same
+    key with another effect is taken, as Kubernetes takes it. Raises RuleError naming ``taints[i]``."""
+    seen, pairs = set(), {}
     for index, taint in enumerate(taints):
         match = _TAINT_RE.fullmatch(text(taint, "taints[%d]" % index))
         if not match or match.group("effect") not in TAINT_EFFECTS:
@@ -228,6 +231,14 @@ def check_taints(taints):
         if taint in seen:
             raise RuleError("taints[%d]: %r is listed twice (instancegroup.go: Duplicate value)" % (index, taint))
         seen.add(taint)
+        pair = (match.group("key"), match.group("effect"))
+        if pair in pairs:
+            raise RuleError(
+                'taints[%d]: %r has the key %r and effect %s of taints[%d] %r; Kubernetes refuses such a Node ("taints must be unique '
+                "by key and effect pair\", validateNodeTaints), so the group's nodes would never register"
+                % (index, taint, pair[0], pair[1], pairs[pair], taints[pairs[pair]])
+            )
+        pairs[pair] = index
 
 
 # pkg/apis/kops/validation/instancegroup.go:412-421 validUserDataTypes

@@ -258,6 +258,11 @@ BAD_INPUTS = [
     ({"name": NODES, "node_labels": {"team": "v" * 64}}, "node_labels: 'team'="),
     ({"name": NODES, "node_labels": {"a.example.com/b/c": "x"}}, "at most one '/'"),
     ({"name": NODES, "taints": ["a=b:NoSchedule", "a=b:NoSchedule"]}, "taints[1]: 'a=b:NoSchedule' is listed twice"),
+    # issue 30: Kubernetes' Node validation (validateNodeTaints, its own test case): kops stores these, no node registers
+    (
+        {"name": NODES, "taints": ["dedicated=special-user-1:NoSchedule", "dedicated=special-user-2:NoSchedule"]},
+        "taints[1]: 'dedicated=special-user-2:NoSchedule' has the key 'dedicated' and effect NoSchedule of taints[0]",
+    ),
     ({"name": NODES, "additional_user_data": [{"name": "a.sh", "content": "x"}]}, "missing required arguments: type found in additional_user_data"),
     ({"name": NODES, "cloud_labels": {"Name": "x"}}, "cloud_labels: 'Name' is a label kops reserves"),
     ({"name": "new-group", "min_size": 1}, "role: required to create InstanceGroup new-group"),

@@ -10,8 +10,9 @@ import time
 import pytest
 import yaml
 
-from conftest import CLUSTER, KopsWorld
+from conftest import BUCKET, CLUSTER, UBUNTU_AMI, KopsWorld
 from harness.kube_world import wait_for
+from harness.store_factory import run_kops
 from kubeworld.node_agent import StoreView
 from kubeworld.world import CA_SUFFIX, SA_SUFFIX, Cluster, KubeWorld
 
@@ -226,6 +227,52 @@ def test_validate_fails_closed_on_group_missing_a_node_then_waits_for_scale_up(l
         assert sum(1 for n in waited["validation"]["nodes"] if n["role"] == "node") == 3
     finally:
         live.kube.knobs(CLUSTER)
+
+
+def test_kubernetes_refuses_the_node_of_a_group_whose_taints_repeat_a_key_and_effect(live, tmp_path):
+    """Issue 30: kops stores a group whose taints share a key and an effect (it refuses only exact duplicates,
+    pkg/apis/kops/validation/instancegroup.go), but the API server refuses its Node ("taints must be unique by key and
+    effect pair", pkg/apis/core/validation/validation.go validateNodeTaints), so its instance never joins and kops'
+    validation names it. kops_instancegroup refuses the same taints before writing (test_kops_instancegroup.py)."""
+    spec = {
+        "apiVersion": "kops.k8s.io/v1alpha2",
+        "kind": "InstanceGroup",
+        "metadata": {"name": "tainted", "labels": {"kops.k8s.io/cluster": CLUSTER}},
+        "spec": {
+            "role": "Node",
+            "image": UBUNTU_AMI,
+            "machineType": "t3.medium",
+            "minSize": 1,
+            "maxSize": 1,
+            "subnets": ["us-east-1a"],
+            "taints": ["dedicated=special-user-1:NoSchedule", "dedicated=special-user-2:NoSchedule"],  # Kubernetes' own case
+        },
+    }
+    path = tmp_path / "tainted.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    store = "s3://" + BUCKET
+    run_kops(live.emulator, store, ["create", "-f", str(path)])
+    try:
+        run_kops(live.emulator, store, ["update", "cluster", "--name", CLUSTER, "--yes"], dns=live.dns)
+        wait_for(lambda: [i for i, g in running_instances(live).items() if g == "tainted"], timeout=60)
+        [instance] = [i for i, g in running_instances(live).items() if g == "tainted"]
+
+        def refusal():
+            refusals = live.kube.state()["clusters"][CLUSTER]["agent_registration_refusals"]
+            return [m for m in refusals.values() if "taints must be unique by key and effect pair" in m]
+
+        wait_for(refusal, timeout=30)
+        assert [n.spec.provider_id for n in live.kube.core(CLUSTER).list_node().items if n.spec.provider_id.endswith(instance)] == []
+        refused = validate(live)
+        assert (
+            refused.get("failed")
+            and {"type": "Machine", "name": instance, "instance_group": "tainted", "message": 'machine "%s" has not yet joined cluster' % instance}
+            in refused["validation"]["failures"]
+        ), refused.get("validation")
+    finally:
+        run_kops(live.emulator, store, ["delete", "instancegroup", "--name", CLUSTER, "tainted", "--yes"], dns=live.dns)
+    wait_for(lambda: not [i for i, g in running_instances(live).items() if g == "tainted"], timeout=60)
+    assert validate(live, timeout="1m")["validation"]["ok"] is True
 
 
 def test_pdb_gate_reads_real_disruption_budget(live, tmp_path):

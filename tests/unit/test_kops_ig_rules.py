@@ -124,6 +124,20 @@ def test_duplicate_taint_refused():
     kops_ig.check_fields({"taints": ["a=b:NoSchedule", "a=b:NoExecute"]}, "Node")
 
 
+def test_taints_sharing_a_key_and_effect_are_refused_as_kubernetes_refuses_the_node():
+    """Kubernetes' own case (pkg/apis/core/validation/validation_test.go TestValidateNode, "duplicated-taints-with-
+    same-key-effect": dedicated=special-user-1 and dedicated=special-user-2, both NoSchedule): kops stores them,
+    the API server refuses the Node; the same key with another effect, or another key with the same effect, is what
+    both take."""
+    message = refused({"taints": ["dedicated=special-user-1:NoSchedule", "dedicated=special-user-2:NoSchedule"]})
+    assert message.startswith(
+        "taints[1]: 'dedicated=special-user-2:NoSchedule' has the key 'dedicated' and effect NoSchedule of taints[0] 'dedicated=special-user-1:NoSchedule'"
+    ), message
+    assert '"taints must be unique by key and effect pair", validateNodeTaints' in message
+    assert refused({"taints": ["dedicated:NoSchedule", "dedicated=x:NoSchedule"]}).startswith("taints[1]")
+    kops_ig.check_fields({"taints": ["dedicated=special-user-1:NoSchedule", "dedicated=special-user-1:NoExecute", "other=a:NoSchedule"]}, "Node")
+
+
 # --- external load balancers: instancegroup.go:488-531 ---------------------------------------------------------
 
 

@@ -35,9 +35,17 @@ def kops_env(emulator, store):
     )
 
 
-def run_kops(emulator, store, args, timeout=300):
-    """Run the real kops with ``args`` against ``store``; returns CompletedProcess. RuntimeError on failure."""
-    proc = subprocess.run([kops_binary()] + list(args), env=kops_env(emulator, store), capture_output=True, text=True, timeout=timeout)
+def run_kops(emulator, store, args, timeout=300, dns=None):
+    """Run the real kops with ``args`` against ``store``; returns CompletedProcess. RuntimeError on failure. With
+    ``dns`` (a :class:`harness.kops_env.KopsDNS`) kops resolves through the emulator's DNS face
+    (tools/kops-with-local-dns), as the modules' kops does: ``kops update cluster`` looks up the zone's NS records."""
+    env, binary = kops_env(emulator, store), kops_binary()
+    if dns is not None:
+        from .kops_env import module_options
+
+        options = module_options(dns)
+        env, binary = dict(env, **options["kops_env"]), options["kops_binary"]
+    proc = subprocess.run([binary] + list(args), env=env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError("kops %s failed (%d): %s" % (" ".join(args[:3]), proc.returncode, proc.stderr[-3000:]))
     return proc
