@@ -54,6 +54,19 @@ def running_instances(world):
     return found
 
 
+def control_plane_ips(world):
+    """Sorted private addresses of the cluster's running control-plane instances, read from the emulator."""
+    ec2 = world.emulator.client("ec2")
+    return sorted(
+        inst["PrivateIpAddress"]
+        for r in ec2.describe_instances(
+            Filters=[{"Name": "tag:KubernetesCluster", "Values": [CLUSTER]}, {"Name": "instance-state-name", "Values": ["running"]}]
+        )["Reservations"]
+        for inst in r["Instances"]
+        if {t["Key"]: t["Value"] for t in inst.get("Tags", [])}.get("kops.k8s.io/instancegroup", "").startswith("control-plane-")
+    )
+
+
 def validate(world, timeout="0s", **extra):
     task = {"name": "v", "kopsible.kops.kops_cluster": dict(VALIDATE, validation_timeout=timeout, **extra), "ignore_errors": True}
     return world.play([task]).result("v")
@@ -112,6 +125,7 @@ def test_control_plane_start_and_memory(live):
     }
     assert values["api.%s." % CLUSTER] == [info["address"]]
     assert values["api.internal.%s." % CLUSTER] == [info["address"]]
+    assert values["kops-controller.internal.%s." % CLUSTER] == control_plane_ips(live), values
     import kubernetes
 
     assert kubernetes.client.VersionApi(live.kube.api_client(CLUSTER)).get_code().git_version == "v1.35.4"

@@ -162,6 +162,20 @@ def test_role_upgrades_the_control_plane_first_and_a_replaced_worker_keeps_the_o
     assert any("--prune" in c["argv"] for c in prune["kops_invocations"]), prune["kops_invocations"]
     state = live.kube.state()["clusters"][CLUSTER]
     assert state["agent_untraced"] == [] and state["agent_skew_refusals"] == {}, state
+    # dns-controller's kops-controller record followed the roll: the three new control-plane instances' addresses
+    cp_ips = sorted(
+        inst["PrivateIpAddress"]
+        for r in live.emulator.client("ec2").describe_instances(Filters=[{"Name": "instance-id", "Values": list(running(live))}])["Reservations"]
+        for inst in r["Instances"]
+        if running(live)[inst["InstanceId"]][0].startswith("control-plane-")
+    )
+    assert len(cp_ips) == 3 and not {i for i, (g, _t) in running(live).items() if g.startswith("control-plane-")} & set(start)
+
+    def kops_controller_record():
+        records = live.emulator.client("route53").list_resource_record_sets(HostedZoneId=live.zone_id)["ResourceRecordSets"]
+        return [sorted(v["Value"] for v in r["ResourceRecords"]) for r in records if r["Name"] == "kops-controller.internal.%s." % CLUSTER]
+
+    wait_for(lambda: kops_controller_record() == [cp_ips], timeout=10)
 
     # a second run: nothing to do
     again = live.play(

@@ -7,7 +7,9 @@ own and a :class:`node_agent.NodeAgent`; a cluster whose ``config`` is gone (``k
 has them stopped. It also plays kOps' dns-controller: the cluster's API records in the emulator's
 Route53 (``api.<cluster>``, ``api.internal.<cluster>``), which kops creates with its placeholder
 address 203.0.113.123 (pkg/model/dns.go... upup/pkg/fi/cloudup/dns.go), are set to the control plane's
-address, as dns-controller sets them to the control-plane nodes' addresses in AWS.
+address, as dns-controller sets them to the control-plane nodes' addresses in AWS; and
+``kops-controller.internal.<cluster>`` (same placeholder) to the private addresses of the registered
+control-plane nodes, kept so through a roll, as dns-controller keeps it from kops-controller's pods.
 
 For clusters with an API load balancer (gossip ``*.k8s.local``, ``dns: none``, or any cluster with
 ``api.loadBalancer``, internal ones included) kops' kubeconfig and ``kops validate cluster`` connect to the
@@ -155,12 +157,20 @@ class KubeWorld(object):
 
     # -- dns-controller --------------------------------------------------------------------------------
     def play_dns_controller(self, cluster):
-        """Point the cluster's placeholder API records at its control plane, in the public and private hosted zones
-        of the cluster's partition (its region's, else its state store's); note its API load balancers' DNS names.
-        Returns the list of record names changed."""
+        """Point the cluster's placeholder API records at its control plane, and ``kops-controller.internal.<cluster>``
+        at the private addresses of its registered control-plane nodes (kept so as they are replaced), in the public
+        and private hosted zones of the cluster's partition (its region's, else its state store's); note its API load
+        balancers' DNS names. Returns the list of record names changed."""
         r53 = self.aws("route53", partition_region(cluster.store.region() or cluster.s3_region))
         changed = []
         names = ("api.%s." % cluster.name, "api.internal.%s." % cluster.name)
+        # kops-controller runs on every control-plane node with host networking, and its pods carry the annotation
+        # dns.alpha.kubernetes.io/internal: kops-controller.internal.<cluster> (kops' kops-controller manifest), so
+        # dns-controller keeps that record at the private addresses of the registered control-plane nodes
+        controller = "kops-controller.internal.%s." % cluster.name
+        controller_ips = sorted(
+            inst["ip"] for inst, role, _ready in dict(getattr(cluster.agent, "wanted", None) or {}).values() if role == "ControlPlane" and inst.get("ip")
+        )
         for zone in r53.list_hosted_zones().get("HostedZones", []):
             zone_name = zone["Name"]
             if not ("." + cluster.name + ".").endswith("." + zone_name):
@@ -168,19 +178,17 @@ class KubeWorld(object):
             changes = []
             for page in r53.get_paginator("list_resource_record_sets").paginate(HostedZoneId=zone["Id"]):
                 for rr in page["ResourceRecordSets"]:
-                    if rr["Name"] in names and rr["Type"] == "A" and "ResourceRecords" in rr:
-                        if [r["Value"] for r in rr["ResourceRecords"]] == [PLACEHOLDER]:
-                            changes.append(
-                                {
-                                    "Action": "UPSERT",
-                                    "ResourceRecordSet": {
-                                        "Name": rr["Name"],
-                                        "Type": "A",
-                                        "TTL": rr.get("TTL", 60),
-                                        "ResourceRecords": [{"Value": cluster.address}],
-                                    },
-                                }
-                            )
+                    if rr["Type"] != "A" or "ResourceRecords" not in rr:
+                        continue
+                    values = sorted(r["Value"] for r in rr["ResourceRecords"])
+                    if rr["Name"] == controller and controller_ips and values != controller_ips:
+                        wanted = controller_ips
+                    elif rr["Name"] in names and values == [PLACEHOLDER]:
+                        wanted = [cluster.address]
+                    else:
+                        continue
+                    record = {"Name": rr["Name"], "Type": "A", "TTL": rr.get("TTL", 60), "ResourceRecords": [{"Value": v} for v in wanted]}
+                    changes.append({"Action": "UPSERT", "ResourceRecordSet": record})
             if changes:
                 r53.change_resource_record_sets(
                     HostedZoneId=zone["Id"], ChangeBatch={"Comment": "kopsible local world: dns-controller stand-in", "Changes": changes}
