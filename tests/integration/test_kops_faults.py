@@ -93,24 +93,25 @@ LOST_OPT_IN = pytest.mark.skipif(
     not os.environ.get("KOPSIBLE_LOST_FAULTS"),
     reason="lost answers to kops' creates take about 5 minutes a case; KOPSIBLE_LOST_FAULTS=1 runs them (docs/reliability.md)",
 )
-DUPLICATED_ON_AWS_TOO = pytest.mark.xfail(
-    strict=False,
-    reason="a lost CreateVpc (seed 1) / CreateInternetGateway (seed 2) answer, retried by kops' SDK, makes a second one "
-    "(EC2 takes no ClientToken there, AWS duplicates it too): kops stops on 'found multiple ...'",
+# A lost CreateVpc (seed 1) / CreateInternetGateway (seed 2) answer, retried by kops' SDK, makes a second one (EC2 takes
+# no ClientToken there, AWS duplicates it too): kops then stops on its own "found multiple ..." (awstasks: vpc.go,
+# internetgateway.go). Which request a seed hits depends on the order of kops' concurrent tasks, so such a case may
+# also converge; when it fails, it must fail for that reason (asserted), and only then is it an expected failure.
+DUPLICATED_ON_AWS_TOO = (
+    (("lost on creates", 1), ("lost on creates", 2)),
+    ("found multiple VPCs matching tags", "found multiple InternetGateways matching tags"),
 )
+DUPLICATED_REASON = "a lost CreateVpc / CreateInternetGateway answer, retried by kops' SDK, made a second one, as on AWS (no ClientToken)"
 
 
 def mix_marks(mix, seed):
-    marks = [LOST_OPT_IN] if mix in LOST_MIXES else []
-    if mix == "lost on creates" and seed in (1, 2):
-        marks.append(DUPLICATED_ON_AWS_TOO)
-    return marks
+    return [LOST_OPT_IN] if mix in LOST_MIXES else []
 
 
 @pytest.mark.parametrize("mix, seed", [pytest.param(m, seed, marks=mix_marks(m, seed), id="%s-%d" % (m, seed)) for m in sorted(MIXES) for seed in SEEDS])
 def test_kops_cluster_apply_under_faults(kops_world, reference, mix, seed):
-    """The first run, under faults, either converges or fails cleanly; the re-run (faults off) converges to the
-    reference and a run after a converged one changes nothing."""
+    """The first run, under faults, either converges or fails cleanly (the default mix: converges); the re-run (faults
+    off) converges to the reference and a run after a converged one changes nothing."""
     import json
 
     task = {"name": "c", "kopsible.kops.kops_cluster": kops_world.cluster_options(apply=True), "ignore_errors": True}
@@ -133,10 +134,16 @@ def test_kops_cluster_apply_under_faults(kops_world, reference, mix, seed):
         )
     )
     assert stats["faults"] > 0
+    if mix == "default":  # docs/reliability.md: kops' retries absorb this mix; every seed's first run converges
+        assert not first.get("failed"), first.get("msg")
     if first.get("failed"):
         assert first.get("msg") and "Traceback" not in json.dumps(first), first.get("msg")
     else:
         assert cloud_summary(kops_world) == reference
+    cases, messages = DUPLICATED_ON_AWS_TOO
+    if rerun.get("failed") and (mix, seed) in cases:
+        assert any(m in rerun.get("msg", "") for m in messages), rerun.get("msg")
+        pytest.xfail(DUPLICATED_REASON)
     assert not rerun.get("failed"), rerun.get("msg")
     assert cloud_summary(kops_world) == reference
     if not first.get("failed"):
