@@ -59,6 +59,7 @@ class Cluster(object):
         self.control_plane, self.agent, self.store = control_plane, agent, store
         self.lb_names = []
         self.dns_updates = []
+        self.kops_controller_ips = None  # what kops-controller.internal.<cluster> holds after the last pass (None: no such record)
 
 
 class KubeWorld(object):
@@ -171,6 +172,7 @@ class KubeWorld(object):
         controller_ips = sorted(
             inst["ip"] for inst, role, _ready in dict(getattr(cluster.agent, "wanted", None) or {}).values() if role == "ControlPlane" and inst.get("ip")
         )
+        found_controller = None
         for zone in r53.list_hosted_zones().get("HostedZones", []):
             zone_name = zone["Name"]
             if not ("." + cluster.name + ".").endswith("." + zone_name):
@@ -181,6 +183,8 @@ class KubeWorld(object):
                     if rr["Type"] != "A" or "ResourceRecords" not in rr:
                         continue
                     values = sorted(r["Value"] for r in rr["ResourceRecords"])
+                    if rr["Name"] == controller:
+                        found_controller = controller_ips if controller_ips else values
                     if rr["Name"] == controller and controller_ips and values != controller_ips:
                         wanted = controller_ips
                     elif rr["Name"] in names and values == [PLACEHOLDER]:
@@ -194,6 +198,7 @@ class KubeWorld(object):
                     HostedZoneId=zone["Id"], ChangeBatch={"Comment": "kopsible local world: dns-controller stand-in", "Changes": changes}
                 )
                 changed.extend(c["ResourceRecordSet"]["Name"] for c in changes)
+        cluster.kops_controller_ips = found_controller
         lb_names = []
         for service, key, call in (("elbv2", "LoadBalancers", "describe_load_balancers"), ("elb", "LoadBalancerDescriptions", "describe_load_balancers")):
             try:
@@ -272,6 +277,7 @@ class KubeWorld(object):
                 "agent_untraced": sorted(c.agent.untraced),
                 "agent_skew_refusals": dict(c.agent.skew_refusals),
                 "agent_registration_refusals": dict(c.agent.registration_refusals),
+                "kops_controller_ips": c.kops_controller_ips,
             }
         path = os.path.join(self.state_dir, "world.json")
         with open(path + ".tmp", "w") as handle:
