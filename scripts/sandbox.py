@@ -9,7 +9,7 @@
 emulator's Route53 as Route53's name servers do) and the kube world (a real control plane for every cluster applied
 in it) as one background process (tools/harness/local_world.py, the launcher `make demo` uses too); creates the
 parent zone; with ``--iam enforced`` (the default) makes the kOps guide's operator, IAM user ``kops`` in group
-``kops`` with the group's managed policies (roles/kops_iam/defaults/main.yml ``kops_iam_managed_policies``), and turns
+``kops`` with the group's managed policies (role kopsible.kops.kops_iam with its defaults), and turns
 the emulator's IAM enforcement on, so that a wrong key, a wrong secret or a call the policies do not allow is refused
 as AWS refuses it (``--iam open``: any credentials are accepted, as before); writes ``sandbox.env`` (AWS variables to
 ``source``: the operator's access key) and ``sandbox-vars.yml`` (module_defaults values and the kops settings, for
@@ -208,21 +208,14 @@ def status(args):
 
 
 def make_operator(emulator):
-    """The kOps guide's operator in the sandbox's account: group ``kops`` with the managed policies of the kops_iam
-    role's defaults, user ``kops`` in it, and an access key. Made with the emulator's root credentials, before IAM
-    enforcement is on. Returns ``{"access_key", "secret_key", "user": the user's ARN}``."""
-    import yaml
+    """The kOps guide's operator in the sandbox's account, made by the collection's own role kopsible.kops.kops_iam with
+    its defaults (group ``kops`` with the guide's managed policies, user ``kops``) and an access key, with the emulator's
+    root credentials, before IAM enforcement is on. Returns ``{"access_key", "secret_key", "user": the user's ARN}``."""
+    from harness.kops_env import kops_operator
 
-    with open(os.path.join(ROOT, "roles", "kops_iam", "defaults", "main.yml")) as handle:
-        policies = yaml.safe_load(handle)["kops_iam_managed_policies"]
-    iam = emulator.client("iam")
-    iam.create_group(GroupName="kops")
-    for name in policies:
-        iam.attach_group_policy(GroupName="kops", PolicyArn="arn:aws:iam::aws:policy/%s" % name)
-    user = iam.create_user(UserName="kops")["User"]
-    iam.add_user_to_group(GroupName="kops", UserName="kops")
-    key = iam.create_access_key(UserName="kops")["AccessKey"]
-    return {"access_key": key["AccessKeyId"], "secret_key": key["SecretAccessKey"], "user": user["Arn"]}
+    operator = kops_operator(emulator)
+    arn = emulator.client("iam").get_user(UserName="kops")["User"]["Arn"]
+    return {"access_key": operator["AWS_ACCESS_KEY_ID"], "secret_key": operator["AWS_SECRET_ACCESS_KEY"], "user": arn}
 
 
 def sandbox_vars(info):

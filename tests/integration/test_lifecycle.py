@@ -23,7 +23,7 @@ import yaml
 
 from conftest import ROOT
 from harness.execution_environment import ExecutionEnvironment
-from harness.kops_env import lifecycle_overrides
+from harness.kops_env import kops_operator, lifecycle_overrides
 from harness.playbook import run_playbook
 
 pytestmark = pytest.mark.kops
@@ -38,30 +38,19 @@ def example_vars():
         return yaml.safe_load(handle)
 
 
-def least_privilege_operator(emulator, example, tmp_path):
+def least_privilege_operator(emulator, example):
     """Role kops_iam run by the administrator (the harness' own key): the group, the user ``kops`` and its access key,
     with the guide's least-privilege policy for this lifecycle (its state store, clusters under its subdomain, zone
     management for the delegation step). Returns ``(environment with the user's credentials, policy ARN)``."""
-    creds = tmp_path / "operator.json"
-    tasks = [
-        {
-            "name": "iam",
-            "ansible.builtin.include_role": {"name": "kopsible.kops.kops_iam"},
-            "vars": {
-                "kops_iam_policy_mode": "least_privilege",
-                "kops_iam_state_store_buckets": [example["state_store_bucket"]],
-                "kops_iam_cluster_suffix": "." + example["subdomain"],
-                "kops_iam_manage_hosted_zones": True,
-                "kops_iam_access_key": True,
-            },
-        },
-        {"name": "save", "ansible.builtin.copy": {"content": "{{ kops_iam_credentials | to_json }}", "dest": str(creds), "mode": "0600"}, "no_log": True},
-    ]
-    run = run_playbook(tasks, emulator=emulator)
-    assert run.rc == 0, run.stdout[-3000:]
-    saved = json.loads(creds.read_text())
+    operator = kops_operator(
+        emulator,
+        kops_iam_policy_mode="least_privilege",
+        kops_iam_state_store_buckets=[example["state_store_bucket"]],
+        kops_iam_cluster_suffix="." + example["subdomain"],
+        kops_iam_manage_hosted_zones=True,
+    )
     policy_arn = emulator.client("iam").list_attached_group_policies(GroupName="kops")["AttachedPolicies"][0]["PolicyArn"]
-    return {"AWS_ACCESS_KEY_ID": saved["access_key_id"], "AWS_SECRET_ACCESS_KEY": saved["secret_access_key"]}, policy_arn
+    return operator, policy_arn
 
 
 def run_lifecycle(emulator, example, overrides, kops_dns, operator_env):
@@ -94,7 +83,7 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
 
     example = example_vars()
     emulator.client("route53").create_hosted_zone(Name="example.org.", CallerReference="parent")  # the parent's owner
-    operator_env, _ = least_privilege_operator(emulator, example, tmp_path)
+    operator_env, _ = least_privilege_operator(emulator, example)
     emulator.enforce_iam()
     kubeconfig = str(tmp_path / "kubeconfig")
     run = ee.run_job(
@@ -194,7 +183,7 @@ REMOVED_ACTION = "s3:PutObject"
 def test_lifecycle_without_one_action_stops_naming_it(emulator, kops_dns, ssh_public_key, tmp_path):
     example = example_vars()
     emulator.client("route53").create_hosted_zone(Name="example.org.", CallerReference="parent")
-    operator_env, policy_arn = least_privilege_operator(emulator, example, tmp_path)
+    operator_env, policy_arn = least_privilege_operator(emulator, example)
     iam = emulator.client("iam")
     version = iam.get_policy(PolicyArn=policy_arn)["Policy"]["DefaultVersionId"]
     document = iam.get_policy_version(PolicyArn=policy_arn, VersionId=version)["PolicyVersion"]["Document"]

@@ -198,3 +198,26 @@ def make_delegated_world(emulator, dns, parent, subdomain, bucket):
     s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
     dns.sync()
     return child["HostedZone"]["Id"].split("/")[-1]
+
+
+def kops_operator(emulator, **role_vars):
+    """Role kopsible.kops.kops_iam run by the administrator (the harness' own key) with ``kops_iam_access_key: true`` and
+    ``role_vars``: the group, the user ``kops`` and its access key. Returns the user's credentials as environment
+    variables, ``{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}``. Raises RuntimeError naming the failed run."""
+    import json
+    import tempfile
+
+    from .playbook import run_playbook
+
+    with tempfile.TemporaryDirectory(prefix="kopsible-operator-") as workdir:
+        saved = os.path.join(workdir, "operator.json")
+        tasks = [
+            {"name": "iam", "ansible.builtin.include_role": {"name": "kopsible.kops.kops_iam"}, "vars": dict(role_vars, kops_iam_access_key=True)},
+            {"name": "save", "ansible.builtin.copy": {"content": "{{ kops_iam_credentials | to_json }}", "dest": saved, "mode": "0600"}, "no_log": True},
+        ]
+        run = run_playbook(tasks, emulator=emulator)
+        if run.rc != 0:
+            raise RuntimeError("role kops_iam failed (%s): %s" % (run.rc, run.stdout[-3000:]))
+        with open(saved) as handle:
+            credentials = json.load(handle)
+    return {"AWS_ACCESS_KEY_ID": credentials["access_key_id"], "AWS_SECRET_ACCESS_KEY": credentials["secret_access_key"]}
