@@ -55,6 +55,7 @@ class KopsModule(AnsibleAWSModule):
         self.written = []
         self.runner = None
         self._cleanups = []
+        self.succeeded = False
 
     def on_exit(self, cleanup):
         """Run ``cleanup()`` before the result is printed (exit_json and fail_json alike), last registered first.
@@ -73,6 +74,7 @@ class KopsModule(AnsibleAWSModule):
     def exit_json(self, **kwargs):
         """AnsibleModule.exit_json after the :meth:`on_exit` clean-ups; a clean-up that failed fails the run
         (its result kept, ``changed`` included)."""
+        self.succeeded = True  # for clean-ups that act only after a successful run (StoreGuard: an earlier run's note)
         problems = self._run_cleanups()
         if problems:
             kwargs["msg"] = "; ".join(problems)

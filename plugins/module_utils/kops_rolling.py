@@ -103,6 +103,51 @@ def group_instances(groups, cluster):
     return result
 
 
+# kops tags an instance it detaches from its Auto Scaling group (a surge: maxSurge, the AWS default) with the group's
+# name before DetachInstances (upup/pkg/fi/cloudup/awsup/aws_cloud.go detachInstance, tagNameDetachedInstance); the
+# instance keeps running, out of the group, until kops drains and terminates it (a later run finishes it).
+DETACHED_TAG = "kops.k8s.io/detached-from-asg"
+
+
+@_retried
+def detached_instances(client, cluster):
+    """The cluster's instances kops detached from their Auto Scaling groups and not yet terminated: a list (sorted by
+    instance id) of ``{'instance', 'instance_group', 'auto_scaling_group', 'state'}``, read with DescribeInstances
+    (tagged ``KubernetesCluster=<cluster>`` and :data:`DETACHED_TAG`; every page). :param client: a boto3 ``ec2``
+    client. :raises botocore.exceptions.ClientError: after retries."""
+    paginator = client.get_paginator("describe_instances")
+    pages = paginator.paginate(
+        Filters=[
+            {"Name": "tag:" + CLUSTER_TAG, "Values": [cluster]},
+            {"Name": "tag-key", "Values": [DETACHED_TAG]},
+            {"Name": "instance-state-name", "Values": ["pending", "running", "stopping", "stopped"]},
+        ]
+    )
+    found = []
+    for reservation in pages.build_full_result().get("Reservations", []):
+        for instance in reservation.get("Instances", []):
+            tags = dict((t["Key"], t["Value"]) for t in instance.get("Tags", []))
+            found.append(
+                {
+                    "instance": instance["InstanceId"],
+                    "instance_group": tags.get("kops.k8s.io/instancegroup"),
+                    "auto_scaling_group": tags[DETACHED_TAG],
+                    "state": instance["State"]["Name"],
+                }
+            )
+    return sorted(found, key=lambda i: i["instance"])
+
+
+def left_behind(detached):
+    """What a stopped roll left, one str per detached instance (:func:`detached_instances`), for messages and the
+    interruption note."""
+    return [
+        "instance %s of group %s detached from its Auto Scaling group %s and %s (its node cordoned or drained; a re-run of "
+        "the rolling update drains and terminates it)" % (i["instance"], i["instance_group"], i["auto_scaling_group"], i["state"])
+        for i in detached
+    ]
+
+
 def replaced(before, after):
     """Per group, the instances that went and came: ``{ig: {'before': [...], 'after': [...]}}`` for groups that changed."""
     changes = {}

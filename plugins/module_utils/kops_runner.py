@@ -8,10 +8,12 @@ Modules never start kops themselves; they build a :class:`KopsRunner` with :func
 or error messages.
 """
 
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import error_message, kops_warnings
@@ -52,6 +54,63 @@ class KopsError(Exception):
     def to_result(self):
         """Fields for ``fail_json`` (dict)."""
         return {"kops_command": self.command, "rc": self.rc, "stderr": self.stderr}
+
+
+class Interrupted(BaseException):
+    """The module process got SIGINT, SIGTERM or SIGHUP while :func:`interruptible` was in force. ``signum`` (int) and
+    ``name`` (str, e.g. ``'SIGINT'``). A BaseException, like KeyboardInterrupt, so that no ``except Exception`` takes it
+    for an ordinary failure."""
+
+    def __init__(self, signum):
+        self.signum, self.name = signum, signal.Signals(signum).name
+        BaseException.__init__(self, "interrupted by %s" % self.name)
+
+
+class KopsInterrupted(KopsError):
+    """A kops run stopped because the module was interrupted (:class:`Interrupted`): kops was sent SIGTERM (SIGKILL
+    after :data:`STOP_GRACE` seconds). ``signal_name`` is the signal the module got; ``output`` what kops printed."""
+
+    def __init__(self, message, signal_name, command, rc, stderr, stdout):
+        KopsError.__init__(self, message, command, rc, stderr, stdout)
+        self.signal_name = signal_name
+
+
+# The signals that stop a run: Ctrl-C (ansible-core's controller turns it into SIGINT to the worker's process group,
+# executor/process/worker.py _term), a cancelled AWX job or a stopped CI job (SIGTERM), a closed terminal (SIGHUP).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOP_GRACE = 10  # seconds kops gets after SIGTERM before SIGKILL (kops v1.36.2 handles no signal: it exits at once)
+_interrupted = []  # the signal this process got (int), once: from then on the stop signals stay ignored
+
+
+def _on_stop_signal(signum, frame):
+    for sig in STOP_SIGNALS:  # the clean-up that follows (stop kops, note, lock) must not be cut by a second signal
+        signal.signal(sig, signal.SIG_IGN)
+    _interrupted.append(signum)
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def interruptible():
+    """Within the block, SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted` in the main thread instead of killing the
+    process (SIGTERM, SIGHUP) or raising KeyboardInterrupt (SIGINT), so that a run can stop kops, say what it left and
+    release its lock. Nested blocks are fine; after the first signal the stop signals stay ignored. Outside the main
+    thread (a test harness running a module in a thread) it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = dict((sig, signal.getsignal(sig)) for sig in STOP_SIGNALS)
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN if _interrupted else _on_stop_signal)
+    try:
+        yield
+    finally:
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN if _interrupted else previous[sig])
+
+
+def interrupted_by():
+    """The name of the stop signal this process got (str, e.g. ``'SIGINT'``), or None."""
+    return signal.Signals(_interrupted[0]).name if _interrupted else None
 
 
 class KopsResult(object):
@@ -180,7 +239,10 @@ class KopsRunner(object):
             # e.g. an executable file that is not a program: the option that chose it is what to fix
             raise KopsError("kops_binary: could not start %s: %s" % (argv[0], exc), shown) from exc
         try:
-            stdout, stderr = proc.communicate(stdin, timeout=timeout or self.timeout)
+            with interruptible():
+                stdout, stderr = proc.communicate(stdin, timeout=timeout or self.timeout)
+        except Interrupted as exc:
+            raise self._stop(proc, shown, start, merged, exc) from None
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             stdout, stderr = proc.communicate()
@@ -197,6 +259,25 @@ class KopsRunner(object):
             message = error_message(stderr) or "kops exited with %d" % proc.returncode
             raise KopsError(message, shown, proc.returncode, stderr, stdout)
         return KopsResult(shown, proc.returncode, stdout, stderr, seconds)
+
+    def _stop(self, proc, shown, start, merged, interrupted):
+        """Stop kops after the module got a stop signal: SIGTERM to kops' session (it runs in its own, so Ctrl-C does not
+        reach it), SIGKILL after STOP_GRACE seconds; returns the :class:`KopsInterrupted` to raise."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            stdout, stderr = proc.communicate(timeout=STOP_GRACE)  # the output read so far is kept (subprocess docs)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            stdout, stderr = proc.communicate()
+        stderr = stdout if merged else stderr
+        seconds = round(time.monotonic() - start, 3)
+        self._record({"argv": shown, "rc": proc.returncode, "seconds": seconds, "interrupted": interrupted.name})
+        self._route_warnings(shown, stdout, stderr, merged)
+        words = " ".join([a for a in shown[1:] if not a.startswith("-")][:2])
+        message = "interrupted by %s: kops %s%s was stopped after %ds" % (interrupted.name, words, " --yes" if "--yes" in shown else "", seconds)
+        return KopsInterrupted(message, interrupted.name, shown, proc.returncode, self.redact(stderr or ""), self.redact(stdout or ""))
 
     def _record(self, call):
         if self.scratch:

@@ -545,6 +545,10 @@ state_store_safety:
       C(broken), the content of a lock removed with O(break_lock), C(replanned), true when another run wrote the
       spec while this one waited, so it planned again on the new spec) or null when no lock was taken (check mode,
       nothing to write), C(account) (the AWS account checked against O(allowed_account_ids), or null).
+    - C(interrupted_run), the note an earlier run left when it was interrupted (SIGINT, SIGTERM, SIGHUP) while it held
+      the lock (C(module), C(signal), C(at), C(host), C(pid), C(msg), C(left), C(written); also shown as a warning)
+      or null; C(interruption_note), the note this run left when it was interrupted, or null. The next successful run
+      of the interrupted module, holding the lock, deletes the note.
   returned: always
   type: dict
 """

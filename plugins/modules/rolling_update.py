@@ -148,6 +148,16 @@ rolled:
   sample: [{name: nodes-us-east-1a, instances: [{old: i-0abc, new: i-0def, node: ip-172-20-0-4.ec2.internal, stopped: true}],
             nodes_drained: [ip-172-20-0-4.ec2.internal], pods_evicted: 2, evictions_refused: 1, validations: 3,
             validation_seconds: 35.2, validation_failures: ['machine "i-0def" has not yet joined cluster'], seconds: 50.1, done: true}]
+detached:
+  description:
+    - The cluster's instances kops detached from their Auto Scaling groups (a surge) and did not terminate yet, read
+      from AWS after the roll (tag C(kops.k8s.io/detached-from-asg)), each with C(instance), C(instance_group),
+      C(auto_scaling_group) and C(state). Empty after a complete roll; after a roll that stopped part-way (a failure, a
+      timeout, an interruption), what a re-run drains and terminates.
+  returned: when something rolled or the roll failed
+  type: list
+  elements: dict
+  sample: [{instance: i-0abc, instance_group: nodes-us-east-1a, auto_scaling_group: nodes-us-east-1a.k1.example.org, state: running}]
 remaining:
   description: The groups of RV(would_roll) that were not rolled to the end (empty after a complete roll).
   returned: when something rolled or the roll failed
@@ -183,6 +193,10 @@ state_store_safety:
       C(broken), the content of a lock removed with O(break_lock), C(replanned), true when another run wrote the
       spec while this one waited, so it planned again on the new spec) or null when no lock was taken (check mode,
       nothing to write), C(account) (the AWS account checked against O(allowed_account_ids), or null).
+    - C(interrupted_run), the note an earlier run left when it was interrupted (SIGINT, SIGTERM, SIGHUP) while it held
+      the lock (C(module), C(signal), C(at), C(host), C(pid), C(msg), C(left), C(written); also shown as a warning)
+      or null; C(interruption_note), the note this run left when it was interrupted, or null. The next successful run
+      of the interrupted module, holding the lock, deletes the note.
   returned: always
   type: dict
 """
@@ -196,15 +210,17 @@ from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import K
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import (
     DURATION_FLAGS,
     cluster_auto_scaling_groups,
+    detached_instances,
     drain_disabled,
     group_instances,
+    left_behind,
     replaced,
     roll_args,
     roll_order,
     roll_report,
     rolling_update_args,
 )
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, KopsInterrupted, runner_from_module
 
 
 def argument_spec():
@@ -281,6 +297,16 @@ def main():
         try:
             # a spec written by another run while this one waited for the lock: list again what needs a roll
             replan_on_change(module, guard, None, lambda: roll(module, params, runner, cluster, result, guard))
+        except KopsInterrupted as exc:
+            # Ctrl-C, a cancelled job: kops is stopped; say what the roll left, in the note the next run reports too
+            left = left_behind(result.get("detached", []))
+            note = guard.record_interruption("%s (rolling update of %s)%s" % (exc.message, cluster, "; left: " + "; ".join(left) if left else ""), left)
+            module.fail_json(
+                msg="%s: %s%s; the lock was released%s; re-run the rolling update to finish"
+                % (cluster, exc.message, "; left: " + "; ".join(left) if left else "", ", note %s" % note if note else ""),
+                state_store_safety=guard.facts(),
+                **dict(exc.to_result(), **result),
+            )
         except KopsError as exc:
             module.fail_json(
                 msg="kops rolling-update failed for %s: %s" % (cluster, exc.message), state_store_safety=guard.facts(), **dict(exc.to_result(), **result)
@@ -332,10 +358,12 @@ def roll(module, params, runner, cluster, result, guard):
     except KopsError as exc:
         # a roll stopped part-way: report what it did and what remains; a re-run finishes the remainder
         result["replaced"] = replaced(instances, cloud_instances(module, cluster))
+        result["detached"] = detached_instances(module.client("ec2"), cluster)
         report(result, exc.output or "", cluster, succeeded=False)
         raise
     result["groups_after"] = kops_output.parse_rolling_update(runner.run(list_args).stdout)["groups"]
     result["replaced"] = replaced(instances, cloud_instances(module, cluster))
+    result["detached"] = detached_instances(module.client("ec2"), cluster)
     report(result, output, cluster, succeeded=True)
     # AWS's groups do not list a detached instance, so a run that finished one another run detached replaces nothing
     # there: kops' log of this run says what it drained and stopped

@@ -2,14 +2,17 @@
 cluster's real control plane, with a Deployment under a PodDisruptionBudget so that evictions and PDB waits
 are real. One HA cluster (3 control-plane nodes, 2 workers) and its workload are shared by the tests of
 this file, in order: the upgrade 1.34.1 -> 1.35.0, a PDB that allows no disruption, a validation failure
-mid-roll, an interrupted drain, a scale-down."""
+mid-roll, Ctrl-C mid-drain, a scale-down."""
 
+import json
+import os
+import signal
 import threading
 import time
 
 import pytest
 
-from conftest import CLUSTER, KopsWorld
+from conftest import BUCKET, CLUSTER, KopsWorld
 from harness.kube_world import wait_for
 
 pytestmark = pytest.mark.kops
@@ -191,6 +194,116 @@ def test_budget_allowing_no_disruption(live):
     running = {i for ids in instances(live).values() for i in ids}
     assert {n.spec.provider_id.rsplit("/", 1)[-1] for n in live.core.list_node().items} == running
     wait_for(lambda: sum(1 for p in live.core.list_namespaced_pod("default", label_selector="app=web").items if p.status.phase == "Running") == 6)
+
+
+LOCK_KEY = ".kopsible-locks/%s.json" % CLUSTER
+NOTE_KEY = ".kopsible-locks/%s.interrupted.json" % CLUSTER
+
+
+def kops_processes():
+    """The pids of kops processes still running a rolling update of the cluster (read from /proc)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as handle:
+                argv = handle.read().split(b"\0")
+        except OSError:
+            continue
+        if argv and os.path.basename(argv[0]) == b"kops" and b"rolling-update" in argv and CLUSTER.encode() in argv:
+            found.append(int(pid))
+    return found
+
+
+def store_object(world, key):
+    """The state store object ``key`` (parsed JSON), or None when it does not exist."""
+    s3 = world.emulator.client("s3")
+    try:
+        return json.loads(s3.get_object(Bucket=BUCKET, Key=key)["Body"].read())
+    except s3.exceptions.NoSuchKey:
+        return None
+
+
+def detached(world):
+    """``{instance id: Auto Scaling group}`` of the cluster's running instances kops tagged as detached, read from the
+    emulator (upup/pkg/fi/cloudup/awsup/aws_cloud.go tagNameDetachedInstance)."""
+    ec2 = world.emulator.client("ec2")
+    found = {}
+    for reservation in ec2.describe_instances(
+        Filters=[{"Name": "tag:KubernetesCluster", "Values": [CLUSTER]}, {"Name": "instance-state-name", "Values": ["running"]}]
+    )["Reservations"]:
+        for inst in reservation["Instances"]:
+            tags = {t["Key"]: t["Value"] for t in inst.get("Tags", [])}
+            if "kops.k8s.io/detached-from-asg" in tags:
+                found[inst["InstanceId"]] = tags["kops.k8s.io/detached-from-asg"]
+    return found
+
+
+def test_ctrl_c_mid_drain_says_what_it_left_and_the_rerun_converges(live):
+    """Issue 33 item 8, issue 29 item 6. Ctrl-C while kops' drain waits on a budget that allows no disruption: the
+    terminal's SIGINT reaches ansible-playbook, whose worker passes it to the module's process group (ansible-core
+    executor/process/worker.py ``_term``) and exits without waiting for the task's result. The module stops kops (in
+    its own session, Ctrl-C does not reach it), stores the interruption note naming the detached instance and releases
+    the lock; nothing is evicted while the budget allows no disruption. The re-run of the same task warns with the
+    note, drains under the relaxed budget, terminates the detached instance and deletes the note; the Ready pods
+    never drop below minAvailable."""
+    live.policy.patch_namespaced_pod_disruption_budget("web", "default", {"spec": {"minAvailable": 6}})
+    wait_for(lambda: live.policy.read_namespaced_pod_disruption_budget("web", "default").status.disruptions_allowed == 0)
+    task = dict(force=True, instance_groups=["nodes-us-east-1a"], ignore_pdb=True)
+    pods = lambda: sorted(p.metadata.uid for p in live.core.list_namespaced_pod("default", label_selector="app=web").items)  # noqa: E731
+    uids = pods()
+    started, outcome = [], {}
+    options = dict(FAST, cluster=CLUSTER, kubeconfig=live.kubeconfig, **task)
+    play = threading.Thread(target=lambda: outcome.update(run=live.play([{"name": "roll", "kopsible.kops.rolling_update": options}], on_start=started.append)))
+    watcher = ReadyWatcher(live.core)
+    watcher.start()
+    play.start()
+    try:
+        # kops is draining: the group's old node cordoned (its instance detached, a replacement launched), evictions refused
+        wait_for(lambda: any(n.spec.unschedulable for n in live.core.list_node().items) and detached(live), timeout=180)
+        time.sleep(6)  # kops retries a refused eviction every 5 s (pkg/drain)
+        os.kill(started[0].pid, signal.SIGINT)  # what a terminal sends ansible-playbook on Ctrl-C
+        play.join(120)
+        assert not play.is_alive()
+        run = outcome["run"]
+        assert run.rc == 99 and "User interrupted execution" in run.stderr, (run.rc, run.stderr[-2000:])
+        # the module's clean-up goes on after the controller left: wait for it to release the lock
+        wait_for(lambda: store_object(live, LOCK_KEY) is None, timeout=60)
+        assert kops_processes() == []
+        note = store_object(live, NOTE_KEY)
+        left = detached(live)
+        assert note and note["signal"] == "SIGINT" and note["module"].endswith("rolling_update"), note
+        assert len(left) == 1 and all(i in note["msg"] and i in " ".join(note["left"]) for i in left), (left, note)
+        assert "kops rolling-update cluster --yes was stopped" in note["msg"], note["msg"]
+        # what the run wrote before the note: its lock and the kops roll it stopped (SIGTERM: exit -15)
+        assert any(w.startswith("lock s3://%s/%s" % (BUCKET, LOCK_KEY)) for w in note["written"]), note["written"]
+        assert "kops rolling-update cluster --yes (exit -15)" in note["written"], note["written"]
+        # the budget allowed no disruption: nothing was evicted, the same 6 pods Ready throughout (the kill-mid-drain
+        # case once "evicted what the budget refused": the report counted each refused attempt as an eviction, 47841e4)
+        assert watcher.minimum == 6 and pods() == uids, (watcher.minimum, pods(), uids)
+    finally:
+        live.policy.patch_namespaced_pod_disruption_budget("web", "default", {"spec": {"minAvailable": MIN_AVAILABLE}})
+    wait_for(lambda: live.policy.read_namespaced_pod_disruption_budget("web", "default").status.disruptions_allowed > 0)
+    try:
+        again = roll(live, **task)
+    finally:
+        watcher.stop.set()
+        watcher.join()
+    assert not again.get("failed"), again.get("msg")
+    earlier = again["state_store_safety"]["interrupted_run"]
+    assert earlier == note
+
+    assert any("an earlier run was interrupted" in w and list(left)[0] in w for w in again.get("warnings", [])), again.get("warnings")
+    assert again["detached"] == [] and detached(live) == {}
+    assert list(left)[0] in [i["old"] for g in again["rolled"] for i in g["instances"]] or list(left)[0] not in {
+        i for ids in instances(live).values() for i in ids
+    }
+    assert store_object(live, NOTE_KEY) is None
+    assert watcher.minimum >= MIN_AVAILABLE, watcher.minimum
+    wait_for(lambda: not any(n.spec.unschedulable for n in live.core.list_node().items))
+    running = {i for ids in instances(live).values() for i in ids}
+    wait_for(lambda: {n.spec.provider_id.rsplit("/", 1)[-1] for n in live.core.list_node().items} == running)
+    quiet = roll(live, cluster=CLUSTER, instance_groups=["nodes-us-east-1a"])
+    assert not quiet.get("failed") and quiet["changed"] is False and quiet["state_store_safety"]["interrupted_run"] is None
 
 
 def test_validation_failure_mid_roll_stops_the_roll(live):

@@ -80,3 +80,22 @@ def test_aws_errors_name_the_operation(capsys):
     assert result["failed"] is True
     assert result["msg"].startswith("AWS call failed for cluster c: An error occurred (AccessDenied) when calling the PutObject")
     assert result["error"]["code"] == "AccessDenied" and result["written"] == []
+
+
+def test_a_signal_between_steps_is_a_clean_failure(capsys, monkeypatch):
+    """Issue 33 item 8: a stop signal outside a kops run (kops_runner.Interrupted raised between AWS calls) leaves the
+    StoreGuard block as the module's failure naming the signal, not a traceback; with no lock held nothing was written."""
+    import signal
+
+    from ansible_collections.kopsible.kops.plugins.module_utils import kops_runner
+    from ansible_collections.kopsible.kops.plugins.module_utils._state_store.guard import StoreGuard
+
+    monkeypatch.setattr(kops_runner, "_interrupted", [signal.SIGTERM])
+
+    def body(module):
+        with StoreGuard(module, "file:///tmp/kopsible-no-store", "c.example.org"):
+            raise kops_runner.Interrupted(signal.SIGTERM)
+
+    result = finish(capsys, body)
+    assert result["failed"] is True and result["msg"] == "c.example.org: interrupted by SIGTERM; nothing was written"
+    assert result["written"] == [] and result["state_store_safety"]["interruption_note"] is None

@@ -328,3 +328,74 @@ def test_binary_that_cannot_start_names_kops_binary(tmp_path):
     with pytest.raises(KopsError) as err:
         KopsRunner(str(path), {}).run(["version"])
     assert err.value.message.startswith("kops_binary: could not start %s: " % path)
+
+
+# --------------------------------------------------------------------------------------------
+# a stop signal (Ctrl-C, a cancelled job) while kops runs (issue 33 item 8)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def stop_signals(monkeypatch):
+    """Fresh interruption state; the test process' own handlers are put back afterwards (the first signal leaves the
+    stop signals ignored, as a module process that is cleaning up must)."""
+    import signal
+
+    from ansible_collections.kopsible.kops.plugins.module_utils import kops_runner
+
+    saved = dict((sig, signal.getsignal(sig)) for sig in kops_runner.STOP_SIGNALS)
+    monkeypatch.setattr(kops_runner, "_interrupted", [])
+    monkeypatch.setattr(kops_runner, "STOP_GRACE", 3)
+    yield kops_runner
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
+def signal_later(sig, delay):
+    import signal
+    import threading
+
+    threading.Timer(delay, lambda: os.kill(os.getpid(), getattr(signal, sig))).start()
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_a_stop_signal_stops_kops_and_raises_kops_interrupted(tmp_path, stop_signals, sig):
+    """kops runs in its own session (start_new_session), so a terminal's Ctrl-C never reaches it and an orphaned kops
+    would go on rolling; the runner sends it SIGTERM and reports what it printed until then."""
+    import signal
+
+    pidfile = tmp_path / "pid"
+    script = make_script(tmp_path, "echo $$ > %s; echo 'I detaching instance i-1'; sleep 30" % pidfile)
+    runner = KopsRunner(script, runner_env(), timeout=60)
+    signal_later(sig, 1.0)
+    start = time.monotonic()
+    with pytest.raises(stop_signals.KopsInterrupted) as err:
+        runner.run(["rolling-update", "cluster", "--name", "c.example.org", "--yes"], merged=True)
+    assert time.monotonic() - start < 10
+    assert err.value.signal_name == sig and err.value.rc == -signal.SIGTERM
+    assert err.value.message.startswith("interrupted by %s: kops rolling-update cluster --yes was stopped after " % sig)
+    assert "I detaching instance i-1" in err.value.output
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pidfile.read_text()), 0)  # kops is gone
+    assert runner.calls[-1]["interrupted"] == sig and runner.writes() == ["kops rolling-update cluster --yes (exit -15)"]
+    assert stop_signals.interrupted_by() == sig
+    # from then on the stop signals stay ignored: the clean-up (note, lock) must not be cut by a second Ctrl-C
+    assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+
+
+def test_kops_that_ignores_sigterm_is_killed_after_the_grace(tmp_path, stop_signals):
+    script = make_script(tmp_path, "trap '' TERM; echo started; while :; do sleep 1; done")
+    runner = KopsRunner(script, runner_env(), timeout=60)
+    signal_later("SIGINT", 1.0)
+    start = time.monotonic()
+    with pytest.raises(stop_signals.KopsInterrupted) as err:
+        runner.run(["update", "cluster", "--yes"])
+    assert 3 <= time.monotonic() - start < 10 and err.value.rc == -9 and err.value.stdout == "started\n"
+
+
+def test_without_a_signal_the_handlers_are_put_back(tmp_path, stop_signals):
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    KopsRunner(make_script(tmp_path, "echo ok"), runner_env()).run(["version"])
+    assert signal.getsignal(signal.SIGTERM) == before and stop_signals.interrupted_by() is None

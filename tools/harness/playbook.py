@@ -114,6 +114,7 @@ def run_playbook(
     module_defaults=True,
     kops=None,
     resolv_conf=None,
+    on_start=None,
 ):
     """Run ``ansible-playbook`` on localhost and return a :class:`PlaybookRun`.
 
@@ -127,6 +128,8 @@ def run_playbook(
     :param resolv_conf: run the whole playbook with this resolv.conf (tools/with-local-dns), so that its
         modules resolve the emulated clusters' API names through the emulator's DNS face, as a user's
         machine resolves them through DNS.
+    :param on_start: called with the ``subprocess.Popen`` of ``ansible-playbook`` once it started (its pid is the
+        controller's), e.g. to send it the SIGINT a terminal sends on Ctrl-C.
     """
     workdir = tempfile.mkdtemp(prefix="kopsible-play-")
     if tasks is not None:
@@ -175,7 +178,16 @@ def run_playbook(
         run_env["KOPSIBLE_RESOLV_CONF"] = resolv_conf
     started = time.monotonic()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, env=run_env, timeout=timeout, cwd=ROOT)
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_env, cwd=ROOT) as child:
+            if on_start is not None:
+                on_start(child)
+            try:
+                stdout, stderr = child.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.communicate()
+                raise
+        proc = subprocess.CompletedProcess(cmd, child.returncode, stdout, stderr)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     run = PlaybookRun(proc.returncode, proc.stdout, proc.stderr)

@@ -3,10 +3,13 @@
 """What every kops module does around a run that may write the state store: the account guard, the versioning
 warning, the cluster's lock taken right before the first write, and planning again under the lock."""
 
+import contextlib
+
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store import lock as store_lock
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import error_code, s3_client
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import s3_location
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import check_account
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import Interrupted, interrupted_by, interruptible
 
 
 class StoreGuard(object):
@@ -15,7 +18,10 @@ class StoreGuard(object):
     On entry: the account check (``allowed_account_ids``), the versioning warning of an ``s3://`` store
     (added to the module's warnings and to :meth:`facts`), and a fingerprint of the cluster's spec objects.
     :meth:`take_lock` (given to ClusterOps as ``before_write``) takes the cluster's lock right before the first
-    write, so a run with nothing to write writes nothing, not even a lock. Once it holds the lock it compares
+    write, so a run with nothing to write writes nothing, not even a lock. While it holds the lock, SIGINT, SIGTERM and
+    SIGHUP do not kill the run (kops_runner.interruptible): kops is stopped, an interruption note says what the run
+    left (:meth:`record_interruption`, lock.InterruptionNote), the lock is released and the run fails saying so; every
+    later run reports the note until the interrupted module succeeds again. Once it holds the lock it compares
     the fingerprint: if another run wrote the spec since this run read it, its plan was computed from a spec that
     is gone, so it raises SpecChanged before writing and the module plans again on the new spec, as Terraform plans
     after taking its lock (:func:`replan_on_change`). On exit the lock is released, also after a failure.
@@ -32,6 +38,10 @@ class StoreGuard(object):
         self.account = None
         self.fingerprint = None
         self.replanned = False
+        self.notes = store_lock.InterruptionNote(self.s3, state_store, cluster) if self.s3 is not None else None
+        self.earlier_note = None  # an earlier run's interruption note (dict), read on entry
+        self.note_written = None  # this run's (dict)
+        self._signals = contextlib.ExitStack()
 
     def __enter__(self):
         module = self.module
@@ -44,6 +54,7 @@ class StoreGuard(object):
             self.warning = store_lock.versioning_warning(self.s3, self.state_store)
             if not module.check_mode:
                 self.fingerprint = store_lock.spec_fingerprint(self.s3, self.state_store, self.cluster)
+            self.earlier_note = self.notes.read()
         except store_lock.ClientError as exc:
             bucket = s3_location(self.state_store)[0]
             if error_code(exc) in ("NoSuchBucket", "404"):
@@ -56,6 +67,8 @@ class StoreGuard(object):
             module.fail_json_aws(exc, msg="state_store: cannot read bucket %s of %s" % (bucket, self.state_store))
         if self.warning:
             module.warn(self.warning)
+        if self.earlier_note:
+            module.warn(store_lock.note_warning(self.earlier_note, self.notes.url))
         return self
 
     def _deletes_the_cluster(self):
@@ -94,6 +107,7 @@ class StoreGuard(object):
         self.lock = store_lock.ClusterLock(self.s3, self.state_store, self.cluster, owner)
         if module.params.get("break_lock"):
             self.lock.break_lock()
+        self._signals.enter_context(interruptible())  # before the lock exists: a signal now leaves no lock behind
         try:
             self.lock.acquire(module.params.get("lock_timeout", 600))
             if hasattr(module, "wrote"):
@@ -108,24 +122,50 @@ class StoreGuard(object):
             self.replanned = True
             raise store_lock.SpecChanged()
 
+    def record_interruption(self, msg, left=()):
+        """Store this run's interruption note while it still holds the lock (once; lock.InterruptionNote): ``msg`` what
+        the run was doing when the signal came (str), ``left`` what it left for the next run (list of str, e.g. a
+        detached instance). Returns the note's URL (str), or None when there is no lock (nothing was written)."""
+        if self.lock is None or not self.lock.held or self.note_written is not None:
+            return self.notes.url if self.note_written else None
+        self.note_written = self.notes.write(self.module._name, interrupted_by() or "a signal", msg, left, self.module.writes())
+        self.module.wrote("interruption note %s (read by the next run)" % self.notes.url)
+        return self.notes.url
+
     def _release(self):
-        """Delete the lock (KopsModule.on_exit); returns None, or what went wrong and how to recover (str)."""
+        """Delete the lock (KopsModule.on_exit); before that, an interrupted run's note (a plain one when the module
+        recorded none), and after a successful run of the module an earlier run's note left (it re-ran what that run
+        left). Returns None, or what went wrong and how to recover (str)."""
         if self.lock is None:
             return None
         try:
+            if interrupted_by() and self.lock.held:
+                self.record_interruption("%s was interrupted by %s while it held the lock" % (self.module._name, interrupted_by()))
+            elif getattr(self.module, "succeeded", False) and (self.earlier_note or {}).get("module") == self.module._name:
+                self.notes.delete()
             self.lock.release()
         except store_lock.ClientError as exc:
             return (
                 "the run could not delete its lock %s (%s); the next run on cluster %s waits lock_timeout for it: "
                 "delete the object, or re-run with break_lock: true" % (self.lock.url, exc, self.cluster)
             )
+        finally:
+            self._signals.close()
         return None
 
     def __exit__(self, exc_type, exc, tb):
         # Normally the lock is deleted by the module's exit_json/fail_json (on_exit, registered by take_lock), so
         # that a failed deletion is reported in the result; here only when an exception is on its way out.
+        if exc_type is not None and issubclass(exc_type, Interrupted):
+            # a signal outside a kops run (between AWS calls): the same clean failure as one during kops
+            note = self.record_interruption("%s was interrupted by %s between its steps" % (self.module._name, exc.name))
+            self.module.fail_json(
+                msg="%s: interrupted by %s%s" % (self.cluster, exc.name, "; the lock was released, note %s" % note if note else "; nothing was written"),
+                state_store_safety=self.facts(),
+            )
         if exc_type is not None and self.lock is not None and self.lock.held:
             self._release()
+        self._signals.close()
         return False
 
     def versions_reader(self):
@@ -140,7 +180,13 @@ class StoreGuard(object):
         'account': str or None}``; ``replanned``: another run wrote the spec while this one waited, so it planned
         again on the new spec."""
         lock = dict(self.lock.facts(), replanned=self.replanned) if self.lock else None
-        return {"versioning_warning": self.warning, "lock": lock, "account": self.account}
+        return {
+            "versioning_warning": self.warning,
+            "lock": lock,
+            "account": self.account,
+            "interrupted_run": self.earlier_note,
+            "interruption_note": self.note_written,
+        }
 
 
 def replan_on_change(module, guard, ops, attempt):

@@ -186,3 +186,71 @@ class ClusterLock(object):
         """``{'url', 'waited_seconds', 'waited_for', 'broken'}`` for module results (``waited_for``: the owner of the lock
         this run waited for, or None)."""
         return {"url": self.url, "waited_seconds": self.waited, "waited_for": self.waited_for, "broken": self.broken}
+
+
+class InterruptionNote(object):
+    """What a run that was interrupted (Ctrl-C, a cancelled job: SIGINT, SIGTERM, SIGHUP) while it held the cluster's lock
+    left behind, kept for the runs after it: the object ``<store path>/.kopsible-locks/<cluster>.interrupted.json``
+    beside the lock.
+
+    ansible-core's controller exits on Ctrl-C without waiting for the task's result (executor/task_queue_manager.py
+    ``_signal_handler`` raises KeyboardInterrupt at once; the worker passes the signal to the module,
+    executor/process/worker.py ``_term``), so the interrupted run's own message reaches nobody: the next run of any
+    module on the cluster reports the note (a warning and ``state_store_safety.interrupted_run``), and the next
+    successful run of the module that was interrupted, holding the lock, deletes it.
+
+    The note (dict): ``module``, ``owner``, ``host``, ``pid``, ``signal``, ``at`` (UTC), ``msg`` (what the run was doing
+    and what it left, str), ``left`` (list of str), ``written`` (list of str, the run's writes).
+    """
+
+    def __init__(self, s3, state_store, cluster):
+        self.s3, self.cluster = s3, cluster
+        self.bucket, dummy = s3_location(state_store)
+        self.key = store_key(state_store, LOCK_FOLDER, cluster + ".interrupted.json")
+        self.url = "s3://%s/%s" % (self.bucket, self.key)
+
+    def read(self):
+        """The note (dict), or None when there is none."""
+        try:
+            body = self.s3.get_object(Bucket=self.bucket, Key=self.key)["Body"].read()
+        except ClientError as exc:
+            if is_missing_key(exc):
+                return None
+            raise
+        try:
+            return json.loads(body)
+        except ValueError:
+            return {"msg": "unreadable interruption note %s" % self.url}
+
+    def write(self, module, signal_name, msg, left, written):
+        """Store the note of this run (one PUT); returns it (dict)."""
+        note = {
+            "module": module,
+            "owner": "%s (cluster %s)" % (module, self.cluster),
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "signal": signal_name,
+            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "msg": msg,
+            "left": list(left),
+            "written": list(written),
+        }
+        self.s3.put_object(Bucket=self.bucket, Key=self.key, Body=json.dumps(note, indent=1).encode(), ContentType="application/json")
+        return note
+
+    def delete(self):
+        """Delete the note (one DELETE)."""
+        self.s3.delete_object(Bucket=self.bucket, Key=self.key)
+
+
+def note_warning(note, url):
+    """The warning a run gives about an earlier run's interruption note (str)."""
+    return "an earlier run was interrupted: %s (%s on %s, pid %s, at %s; note %s, deleted by the next successful %s run)" % (
+        note.get("msg", "?"),
+        note.get("signal", "a signal"),
+        note.get("host", "?"),
+        note.get("pid", "?"),
+        note.get("at", "?"),
+        url,
+        note.get("module", "?"),
+    )
