@@ -478,6 +478,23 @@ _EVICTING = re.compile(r"^evicting pod (?P<pod>\S+/\S+)$")
 _EVICT_RETRY = re.compile(r'^error when evicting pods/"(?P<pod>[^"]+)" -n "(?P<ns>[^"]+)" \(will retry after [^)]*\): (?P<reason>.*)$')
 
 
+def roll_step(line):
+    """The step a line of a rolling update's merged output is (:data:`_ROLL_PATTERNS`: taint, detach, drain, stop,
+    validate, completed; the drain helper's eviction attempts and refusals), as one line ``HH:MM:SS <kops' own
+    words>`` (str, kops' klog time; the drain helper's lines carry none); None for any other line (tables, klog
+    details). For showing a roll's per-node steps as they happen (rolling_update ``progress_file``)."""
+    line = line.rstrip()
+    klog = _KLOG.match(line)
+    if klog:
+        message = klog.group(4).strip()
+        if any(pattern.match(message) for dummy, pattern in _ROLL_PATTERNS):
+            return "%s:%s:%s %s" % (klog.group(1), klog.group(2), klog.group(3).split(".")[0], message)
+        return None
+    if _EVICTING.match(line) or _EVICT_RETRY.match(line):
+        return line
+    return None
+
+
 def _group_of(asg, cluster):
     """InstanceGroup name of an Auto Scaling group kops named ``<ig>.<cluster>`` or ``<ig>.masters.<cluster>``."""
     name = asg[: -len(cluster) - 1] if cluster and asg.endswith("." + cluster) else asg

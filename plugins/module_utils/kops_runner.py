@@ -32,6 +32,12 @@ WRITING_COMMANDS = ("create", "replace", "delete", "edit", "promote", "trust", "
 SCRATCH_STORE_WARNING = "The local filesystem state store is not functional for running clusters"
 
 
+# kops' warning for each attempt it retries, e.g. `kops validate cluster --wait` while the cluster is not yet healthy
+# (cmd/kops/validate_cluster.go:193 "(will retry): unexpected error during validation: ...", :241 "(will retry): cluster
+# not yet healthy"): noise once the command succeeded, the story of why when it did not.
+RETRIED = "(will retry)"
+
+
 class KopsError(Exception):
     """kops failed. ``message`` is kops' own ``Error: ...`` text; ``command`` the argv (list of str,
     no secrets); ``rc`` the exit code (int, -1 on timeout); ``stderr`` the last 4000 characters."""
@@ -111,6 +117,35 @@ def interruptible():
 def interrupted_by():
     """The name of the stop signal this process got (str, e.g. ``'SIGINT'``), or None."""
     return signal.Signals(_interrupted[0]).name if _interrupted else None
+
+
+class _LineReader(object):
+    """Reads a kops child's merged output pipe in a thread, handing each line to ``on_line`` as it comes;
+    :meth:`communicate` stands in for ``Popen.communicate`` (same arguments, same ``TimeoutExpired``; ``stderr`` None)."""
+
+    def __init__(self, proc, on_line):
+        self.proc, self.lines = proc, []
+
+        def read():
+            for line in proc.stdout:
+                self.lines.append(line)
+                try:
+                    on_line(line.rstrip("\n"))
+                except Exception:  # a display problem must not stop the run
+                    pass
+
+        self.thread = threading.Thread(target=read, daemon=True)
+        self.thread.start()
+
+    def communicate(self, stdin=None, timeout=None):
+        if self.proc.stdin and not self.proc.stdin.closed:
+            if stdin:
+                self.proc.stdin.write(stdin)
+            self.proc.stdin.close()
+        self.proc.wait(timeout)
+        self.thread.join()
+        self.proc.stdout.close()
+        return "".join(self.lines), None
 
 
 class KopsResult(object):
@@ -199,12 +234,12 @@ class KopsRunner(object):
         self.warnings = []
         self._warned = set()
 
-    def _route_warnings(self, argv, stdout, stderr, merged):
+    def _route_warnings(self, argv, stdout, stderr, merged, rc=None):
         """Record kops' warnings of one run and hand each new one to ``on_warning`` (the one place every module's
-        kops calls pass)."""
+        kops calls pass). A run that exited 0 drops the attempts it retried (:data:`RETRIED`): they ended well."""
         command = " ".join(a for a in argv[1:3] if not a.startswith("-"))
         for message in kops_warnings(self.redact(stdout or ""), self.redact(stderr or ""), merged):
-            if message in self._warned or (self.scratch and message == SCRATCH_STORE_WARNING):
+            if message in self._warned or (self.scratch and message == SCRATCH_STORE_WARNING) or (rc == 0 and message.startswith(RETRIED)):
                 continue
             self._warned.add(message)
             text = "kops %s: %s" % (command, message)
@@ -212,7 +247,7 @@ class KopsRunner(object):
             if self.on_warning:
                 self.on_warning(text)
 
-    def run(self, args, stdin=None, timeout=None, check=True, merged=False):
+    def run(self, args, stdin=None, timeout=None, check=True, merged=False, on_line=None):
         """Run ``kops ARGS``; returns :class:`KopsResult`.
 
         :param args: list of str after the binary.
@@ -220,6 +255,8 @@ class KopsRunner(object):
         :param merged: one pipe for standard output and error, so that their lines keep kops' order (a
             rolling update writes its evictions to stdout and its steps to stderr); the result's
             ``stdout`` and ``stderr`` are then both that text.
+        :param on_line: with ``merged``, called with each line of kops' output (str, credentials redacted, no newline)
+            as kops prints it, e.g. to show a rolling update's steps while it runs; an exception it raises is ignored.
         :raises KopsError: non-zero exit (when ``check``), timeout, or a binary that cannot start.
         """
         argv = [find_binary(self.binary)] + [str(a) for a in args]
@@ -238,14 +275,15 @@ class KopsRunner(object):
         except OSError as exc:
             # e.g. an executable file that is not a program: the option that chose it is what to fix
             raise KopsError("kops_binary: could not start %s: %s" % (argv[0], exc), shown) from exc
+        comm = _LineReader(proc, lambda line: on_line(self.redact(line))).communicate if on_line and merged else proc.communicate
         try:
             with interruptible():
-                stdout, stderr = proc.communicate(stdin, timeout=timeout or self.timeout)
+                stdout, stderr = comm(stdin, timeout=timeout or self.timeout)
         except Interrupted as exc:
-            raise self._stop(proc, shown, start, merged, exc) from None
+            raise self._stop(proc, comm, shown, start, merged, exc) from None
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
-            stdout, stderr = proc.communicate()
+            stdout, stderr = comm()
             stderr = stdout if merged else stderr
             self._record({"argv": shown, "rc": -1, "seconds": round(time.monotonic() - start, 3)})
             self._route_warnings(shown, stdout, stderr, merged)
@@ -253,24 +291,24 @@ class KopsRunner(object):
         seconds = round(time.monotonic() - start, 3)
         stderr = stdout if merged else stderr
         self._record({"argv": shown, "rc": proc.returncode, "seconds": seconds})
-        self._route_warnings(shown, stdout, stderr, merged)
+        self._route_warnings(shown, stdout, stderr, merged, proc.returncode)
         if check and proc.returncode != 0:
             stderr, stdout = self.redact(stderr), self.redact(stdout)
             message = error_message(stderr) or "kops exited with %d" % proc.returncode
             raise KopsError(message, shown, proc.returncode, stderr, stdout)
         return KopsResult(shown, proc.returncode, stdout, stderr, seconds)
 
-    def _stop(self, proc, shown, start, merged, interrupted):
+    def _stop(self, proc, comm, shown, start, merged, interrupted):
         """Stop kops after the module got a stop signal: SIGTERM to kops' session (it runs in its own, so Ctrl-C does not
         reach it), SIGKILL after STOP_GRACE seconds; returns the :class:`KopsInterrupted` to raise."""
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
         try:
-            stdout, stderr = proc.communicate(timeout=STOP_GRACE)  # the output read so far is kept (subprocess docs)
+            stdout, stderr = comm(timeout=STOP_GRACE)  # the output read so far is kept (subprocess docs)
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            stdout, stderr = proc.communicate()
+            stdout, stderr = comm()
         stderr = stdout if merged else stderr
         seconds = round(time.monotonic() - start, 3)
         self._record({"argv": shown, "rc": proc.returncode, "seconds": seconds, "interrupted": interrupted.name})

@@ -54,6 +54,16 @@ options:
         Those budgets are still reported in RV(pdb_check).
     type: bool
     default: false
+  progress_file:
+    description:
+      - Append the roll's steps to this file as kops takes them, one line each (C(HH:MM:SS) and kops' own words, e.g.
+        C(Detaching instance ...), C(Draining the node ...), C(evicting pod NS/NAME), C(Stopping instance ...),
+        C(Validating the cluster.)), so that a long group can be followed with C(tail -f).
+      - When the task runs on the controller (the local connection, as the roles of kopsible do), the action
+        plugin of the collection sets a temporary one by itself and shows each step in the play's output while the task runs.
+      - Opened only when something rolls (never in check mode); a file that cannot be opened fails the run before
+        anything rolls.
+    type: path
 extends_documentation_fragment:
   - kopsible.kops.kops
   - amazon.aws.common.modules
@@ -243,6 +253,7 @@ def argument_spec():
         kubeconfig=dict(type="path"),
         kube_context=dict(type="str"),
         ignore_pdb=dict(type="bool", default=False),
+        progress_file=dict(type="path"),
     )
     return spec
 
@@ -351,10 +362,11 @@ def roll(module, params, runner, cluster, result, guard):
             result["changed"] = False
             return
         instances = cloud_instances(module, cluster)
+    progress = open_progress(module, params["progress_file"])
     try:
         # one pipe for stdout and stderr: the drain's evictions (stdout) stay between kops' steps (stderr)
         args = roll_args(cluster, params, result["would_roll"]) if result["skipped_groups"] else rolling_update_args(cluster, params, yes=True)
-        output = runner.run(args, merged=True).stdout
+        output = runner.run(args, merged=True, on_line=progress).stdout
     except KopsError as exc:
         # a roll stopped part-way: report what it did and what remains; a re-run finishes the remainder
         result["replaced"] = replaced(instances, cloud_instances(module, cluster))
@@ -368,6 +380,25 @@ def roll(module, params, runner, cluster, result, guard):
     # AWS's groups do not list a detached instance, so a run that finished one another run detached replaces nothing
     # there: kops' log of this run says what it drained and stopped
     result["changed"] = bool(result["replaced"]) or any(g["nodes_drained"] or any(i["stopped"] for i in g["instances"]) for g in result["rolled"])
+
+
+def open_progress(module, path):
+    """The ``on_line`` callable (KopsRunner.run) that appends each step of the roll (kops_output.roll_step) to ``path``
+    as kops prints it, or None without a path. Fails the module naming ``progress_file`` when it cannot be opened."""
+    if not path:
+        return None
+    try:
+        handle = open(path, "a", buffering=1)
+    except OSError as exc:
+        module.fail_json(msg="progress_file: cannot open %s for appending: %s; nothing was rolled" % (path, exc.strerror))
+    module.on_exit(handle.close)
+
+    def write(line):
+        step = kops_output.roll_step(line)
+        if step:
+            handle.write(step + "\n")
+
+    return write
 
 
 def report(result, output, cluster, succeeded):

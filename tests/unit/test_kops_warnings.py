@@ -74,3 +74,30 @@ def test_the_local_store_warning_of_check_modes_scratch_copy_is_not_shown(tmp_pa
     assert seen == []
     runner.run(["get", "cluster", "c.example.org"])
     assert seen == ["kops get cluster: The local filesystem state store is not functional for running clusters"]
+
+
+def test_a_validation_that_passed_does_not_show_its_retries(tmp_path):
+    """Issue 33 item 11: `kops validate cluster --wait` warns "(will retry): ..." on every attempt before the cluster is
+    healthy (cmd/kops/validate_cluster.go:193, :241); once it exits 0 those are not the user's warnings. When it fails
+    they say why, and are kept; other warnings of a passing run are kept too."""
+    script = tmp_path / "kops"
+    script.write_text(
+        "#!/bin/sh\n"
+        "echo 'W1202 08:00:01.000000   1 validate_cluster.go:241] (will retry): cluster not yet healthy' >&2\n"
+        "echo 'W1202 08:00:11.000000   1 validate_cluster.go:193] (will retry): unexpected error during validation: "
+        'error listing nodes: Get "https://api.c.example.org/api/v1/nodes": EOF\' >&2\n'
+        "echo 'W1202 08:00:12.000000   1 x.go:1] something else' >&2\n"
+        'exit "$RC"\n'
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    seen = []
+    runner = KopsRunner(str(script), kops_environment(base=dict(os.environ, RC="0")), on_warning=seen.append)
+    runner.run(["validate", "cluster", "--wait", "10m"])
+    assert seen == ["kops validate cluster: something else"]
+    failing = []
+    KopsRunner(str(script), kops_environment(base=dict(os.environ, RC="1")), on_warning=failing.append).run(["validate", "cluster"], check=False)
+    assert failing == [
+        "kops validate cluster: (will retry): cluster not yet healthy",
+        'kops validate cluster: (will retry): unexpected error during validation: error listing nodes: Get "https://api.c.example.org/api/v1/nodes": EOF',
+        "kops validate cluster: something else",
+    ]

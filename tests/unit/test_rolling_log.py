@@ -93,3 +93,20 @@ def test_a_pod_whose_every_eviction_was_refused_is_not_counted_evicted():
     group = kops_output.parse_rolling_log("\n".join(lines), CLUSTER)["groups"]["nodes-us-east-1a"]
     assert group["pods_evicted"] == {"ip-172-20-0-4.ec2.internal": ["default/web-2"]}
     assert len(group["evictions_refused"]) == 13
+
+
+def test_roll_steps_one_line_each_from_the_real_log():
+    """Issue 33 item 11: the lines rolling_update's progress_file gets (kops_output.roll_step), from the real log: kops'
+    steps with their klog time, the drain helper's attempts and refusals as printed; tables and klog details none."""
+    steps = [kops_output.roll_step(line) for line in read("rolling_update_drain.stderr").splitlines()]
+    shown = [s for s in steps if s]
+    assert shown[:3] == ["00:24:34 Validating the cluster.", "00:24:36 Cluster validated.", '00:24:36 Tainting 1 node in "nodes-us-east-1a" instancegroup.']
+    assert shown[3].startswith('00:24:36 Detaching instance "i-df1daf48e354eaaa5", node "ip-172-20-0-4.ec2.internal"')
+    assert '00:24:38 Cluster did not pass validation, will retry in "30s": machine "i-82a49f2e1ddf557ea" has not yet joined cluster.' in shown
+    assert '00:25:10 Draining the node: "ip-172-20-0-4.ec2.internal".' in shown
+    assert any(s.startswith('00:25:23 Stopping instance "i-df1daf48e354eaaa5"') for s in shown)
+    assert [kops_output.roll_step(line) for line in read("rolling_update_drain.stdout").splitlines() if line.startswith(("evicting", "error when"))] == [
+        line for line in read("rolling_update_drain.stdout").splitlines() if line.startswith(("evicting", "error when"))
+    ]
+    assert kops_output.roll_step("NAME\t\t\tSTATUS\t\tNEEDUPDATE") is None
+    assert kops_output.roll_step("I1201 00:24:34.184945   20913 rollingupdate.go:1] some detail") is None
