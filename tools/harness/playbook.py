@@ -27,7 +27,10 @@ class PlaybookRun:
         self.rc, self.stdout, self.stderr = rc, stdout, stderr
         self.results, self.stats, self.actions, self.task_seconds = [], {}, [], []
         try:
-            data = json.loads(stdout[stdout.index("{") :])
+            # the JSON document starts on a line of its own; lines before it are what plugins displayed while the
+            # play ran (e.g. rolling_update's steps), which may hold braces themselves
+            start = 0 if stdout.startswith("{") else stdout.index("\n{") + 1
+            data = json.loads(stdout[start:])
         except ValueError:
             return
         self.stats = data.get("stats", {})
@@ -115,6 +118,7 @@ def run_playbook(
     kops=None,
     resolv_conf=None,
     on_start=None,
+    stdout_callback="kopsible_json",
 ):
     """Run ``ansible-playbook`` on localhost and return a :class:`PlaybookRun`.
 
@@ -128,6 +132,8 @@ def run_playbook(
     :param resolv_conf: run the whole playbook with this resolv.conf (tools/with-local-dns), so that its
         modules resolve the emulated clusters' API names through the emulator's DNS face, as a user's
         machine resolves them through DNS.
+    :param stdout_callback: the play's stdout callback; another than the default ``kopsible_json`` (e.g. ``default``,
+        what users see) leaves the run's ``results`` empty.
     :param on_start: called with the ``subprocess.Popen`` of ``ansible-playbook`` once it started (its pid is the
         controller's), e.g. to send it the SIGINT a terminal sends on Ctrl-C.
     """
@@ -169,7 +175,7 @@ def run_playbook(
     if verbosity:
         cmd.append("-" + "v" * verbosity)
     run_env = ansible_env(emulator, env)
-    run_env["ANSIBLE_STDOUT_CALLBACK"] = "kopsible_json"
+    run_env["ANSIBLE_STDOUT_CALLBACK"] = stdout_callback
     run_env["ANSIBLE_CALLBACK_PLUGINS"] = os.pathsep.join(
         p for p in (os.path.join(ROOT, "tools", "harness", "callback_plugins"), run_env.get("ANSIBLE_CALLBACK_PLUGINS")) if p
     )
