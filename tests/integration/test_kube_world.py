@@ -41,8 +41,9 @@ def _play(world, tasks, **kwargs):
     return run_playbook(tasks, emulator=world.emulator, kops=world.kops, **kwargs)
 
 
-def running_instances(world):
-    """``{instance id: group}`` of the cluster's running instances, read from the emulator."""
+def running_instances(world, tag="kops.k8s.io/instancegroup"):
+    """``{instance id: value of ``tag`` or None}`` of the cluster's running instances (default: their group), read from
+    the emulator."""
     ec2 = world.emulator.client("ec2")
     found = {}
     for reservation in ec2.describe_instances(
@@ -50,7 +51,7 @@ def running_instances(world):
     )["Reservations"]:
         for inst in reservation["Instances"]:
             tags = {t["Key"]: t["Value"] for t in inst.get("Tags", [])}
-            found[inst["InstanceId"]] = tags.get("kops.k8s.io/instancegroup")
+            found[inst["InstanceId"]] = tags.get(tag)
     return found
 
 

@@ -11,6 +11,7 @@ import threading
 import time
 
 import pytest
+from test_kube_world import running_instances
 
 from conftest import BUCKET, CLUSTER, KopsWorld
 from harness.kube_world import wait_for
@@ -226,16 +227,8 @@ def store_object(world, key):
 def detached(world):
     """``{instance id: Auto Scaling group}`` of the cluster's running instances kops tagged as detached, read from the
     emulator (upup/pkg/fi/cloudup/awsup/aws_cloud.go tagNameDetachedInstance)."""
-    ec2 = world.emulator.client("ec2")
-    found = {}
-    for reservation in ec2.describe_instances(
-        Filters=[{"Name": "tag:KubernetesCluster", "Values": [CLUSTER]}, {"Name": "instance-state-name", "Values": ["running"]}]
-    )["Reservations"]:
-        for inst in reservation["Instances"]:
-            tags = {t["Key"]: t["Value"] for t in inst.get("Tags", [])}
-            if "kops.k8s.io/detached-from-asg" in tags:
-                found[inst["InstanceId"]] = tags["kops.k8s.io/detached-from-asg"]
-    return found
+    tagged = running_instances(world, tag="kops.k8s.io/detached-from-asg")
+    return {i: asg for i, asg in tagged.items() if asg is not None}
 
 
 def test_ctrl_c_mid_drain_says_what_it_left_and_the_rerun_converges(live):

@@ -31,6 +31,21 @@ from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 impo
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import s3_location
 
 
+def read_json_object(s3, bucket, key, unreadable):
+    """The JSON object ``key`` of ``bucket`` (parsed), None when it does not exist, ``unreadable`` (dict) when it is not
+    JSON. One GetObject. :raises ClientError: any other S3 error."""
+    try:
+        body = s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+    except ClientError as exc:
+        if is_missing_key(exc):
+            return None
+        raise
+    try:
+        return json.loads(body)
+    except ValueError:
+        return unreadable
+
+
 class LockError(Exception):
     """The lock could not be taken within the timeout. ``holder`` is the lock's content (dict) or None."""
 
@@ -119,16 +134,7 @@ class ClusterLock(object):
 
     def holder(self):
         """The lock's content (dict) or None when nobody holds it."""
-        try:
-            body = self.s3.get_object(Bucket=self.bucket, Key=self.key)["Body"].read()
-        except ClientError as exc:
-            if is_missing_key(exc):
-                return None
-            raise
-        try:
-            return json.loads(body)
-        except ValueError:
-            return {"owner": "unknown (unreadable lock object)"}
+        return read_json_object(self.s3, self.bucket, self.key, {"owner": "unknown (unreadable lock object)"})
 
     def break_lock(self):
         """Delete the lock whoever holds it (for a run that crashed); returns the broken lock's content or None."""
@@ -211,16 +217,7 @@ class InterruptionNote(object):
 
     def read(self):
         """The note (dict), or None when there is none."""
-        try:
-            body = self.s3.get_object(Bucket=self.bucket, Key=self.key)["Body"].read()
-        except ClientError as exc:
-            if is_missing_key(exc):
-                return None
-            raise
-        try:
-            return json.loads(body)
-        except ValueError:
-            return {"msg": "unreadable interruption note %s" % self.url}
+        return read_json_object(self.s3, self.bucket, self.key, {"msg": "unreadable interruption note %s" % self.url})
 
     def write(self, module, signal_name, msg, left, written):
         """Store the note of this run (one PUT); returns it (dict)."""
