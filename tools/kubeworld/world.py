@@ -178,21 +178,24 @@ class KubeWorld(object):
             if not ("." + cluster.name + ".").endswith("." + zone_name):
                 continue
             changes = []
-            for page in r53.get_paginator("list_resource_record_sets").paginate(HostedZoneId=zone["Id"]):
-                for rr in page["ResourceRecordSets"]:
-                    if rr["Type"] != "A" or "ResourceRecords" not in rr:
-                        continue
-                    values = sorted(r["Value"] for r in rr["ResourceRecords"])
-                    if rr["Name"] == controller:
-                        found_controller = controller_ips if controller_ips else values
-                    if rr["Name"] == controller and controller_ips and values != controller_ips:
-                        wanted = controller_ips
-                    elif rr["Name"] in names and values == [PLACEHOLDER]:
-                        wanted = [cluster.address]
-                    else:
-                        continue
-                    record = {"Name": rr["Name"], "Type": "A", "TTL": rr.get("TTL", 60), "ResourceRecords": [{"Value": v} for v in wanted]}
-                    changes.append({"Action": "UPSERT", "ResourceRecordSet": record})
+            try:
+                records = [rr for page in r53.get_paginator("list_resource_record_sets").paginate(HostedZoneId=zone["Id"]) for rr in page["ResourceRecordSets"]]
+            except r53.exceptions.NoSuchHostedZone:
+                continue  # deleted since it was listed (a teardown): the next pass lists the zones again, as dns-controller retries
+            for rr in records:
+                if rr["Type"] != "A" or "ResourceRecords" not in rr:
+                    continue
+                values = sorted(r["Value"] for r in rr["ResourceRecords"])
+                if rr["Name"] == controller:
+                    found_controller = controller_ips if controller_ips else values
+                if rr["Name"] == controller and controller_ips and values != controller_ips:
+                    wanted = controller_ips
+                elif rr["Name"] in names and values == [PLACEHOLDER]:
+                    wanted = [cluster.address]
+                else:
+                    continue
+                record = {"Name": rr["Name"], "Type": "A", "TTL": rr.get("TTL", 60), "ResourceRecords": [{"Value": v} for v in wanted]}
+                changes.append({"Action": "UPSERT", "ResourceRecordSet": record})
             if changes:
                 r53.change_resource_record_sets(
                     HostedZoneId=zone["Id"], ChangeBatch={"Comment": "kopsible local world: dns-controller stand-in", "Changes": changes}
