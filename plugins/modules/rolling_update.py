@@ -311,10 +311,10 @@ def main():
         except KopsInterrupted as exc:
             # Ctrl-C, a cancelled job: kops is stopped; say what the roll left, in the note the next run reports too
             left = left_behind(result.get("detached", []))
-            note = guard.record_interruption("%s (rolling update of %s)%s" % (exc.message, cluster, "; left: " + "; ".join(left) if left else ""), left)
+            said = "; left: " + "; ".join(left) if left else ""
+            note = guard.record_interruption("%s (rolling update of %s)%s" % (exc.message, cluster, said), left)
             module.fail_json(
-                msg="%s: %s%s; the lock was released%s; re-run the rolling update to finish"
-                % (cluster, exc.message, "; left: " + "; ".join(left) if left else "", ", note %s" % note if note else ""),
+                msg="%s: %s%s; the lock was released%s; re-run the rolling update to finish" % (cluster, exc.message, said, ", note %s" % note if note else ""),
                 state_store_safety=guard.facts(),
                 **dict(exc.to_result(), **result),
             )
@@ -349,6 +349,7 @@ def roll(module, params, runner, cluster, result, guard):
     result["changed"] = True
     if module.check_mode:
         return
+    progress = open_progress(module, params["progress_file"])  # a file that cannot be opened fails before the lock
     guard.take_lock()
     if guard.lock is not None and guard.lock.waited_for:
         # another run held the lock meanwhile (it may have rolled these groups): list again and take the instances now,
@@ -362,24 +363,28 @@ def roll(module, params, runner, cluster, result, guard):
             result["changed"] = False
             return
         instances = cloud_instances(module, cluster)
-    progress = open_progress(module, params["progress_file"])
     try:
         # one pipe for stdout and stderr: the drain's evictions (stdout) stay between kops' steps (stderr)
         args = roll_args(cluster, params, result["would_roll"]) if result["skipped_groups"] else rolling_update_args(cluster, params, yes=True)
         output = runner.run(args, merged=True, on_line=progress).stdout
     except KopsError as exc:
         # a roll stopped part-way: report what it did and what remains; a re-run finishes the remainder
-        result["replaced"] = replaced(instances, cloud_instances(module, cluster))
-        result["detached"] = detached_instances(module.client("ec2"), cluster)
+        read_back(module, cluster, instances, result)
         report(result, exc.output or "", cluster, succeeded=False)
         raise
     result["groups_after"] = kops_output.parse_rolling_update(runner.run(list_args).stdout)["groups"]
-    result["replaced"] = replaced(instances, cloud_instances(module, cluster))
-    result["detached"] = detached_instances(module.client("ec2"), cluster)
+    read_back(module, cluster, instances, result)
     report(result, output, cluster, succeeded=True)
     # AWS's groups do not list a detached instance, so a run that finished one another run detached replaces nothing
     # there: kops' log of this run says what it drained and stopped
     result["changed"] = bool(result["replaced"]) or any(g["nodes_drained"] or any(i["stopped"] for i in g["instances"]) for g in result["rolled"])
+
+
+def read_back(module, cluster, instances, result):
+    """After kops' roll (finished or not): ``replaced`` (against ``instances``, read before it) and ``detached``, read
+    from AWS."""
+    result["replaced"] = replaced(instances, cloud_instances(module, cluster))
+    result["detached"] = detached_instances(module.client("ec2"), cluster)
 
 
 def open_progress(module, path):
