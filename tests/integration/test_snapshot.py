@@ -27,7 +27,7 @@ class Aws:
         self.name = "snap%d" % next(_count)
 
     def client(self, service, region=REGION):
-        return self.emulator._snapshot_client(service, region)  # kept per service and region (a client costs ~0.1 s)
+        return self.emulator.client(service, region)  # kept per service and region (a client costs ~0.1 s)
 
     def __getattr__(self, service):
         if service.startswith("_"):

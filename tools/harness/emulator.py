@@ -5,12 +5,14 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
 
 from .process import stop_process
 
+_CLIENTS_LOCK = threading.Lock()
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ACCESS_KEY = "AKIAKOPSIBLETEST0001"
 SECRET_KEY = "kopsible-emulator-secret-key-not-real-0001"
@@ -109,22 +111,11 @@ class Emulator:
         """
         from . import snapshot
 
-        return snapshot.dumps(snapshot.take(self, self._snapshot_client))
+        return snapshot.dumps(snapshot.take(self, self.client))
 
     def snapshot_state(self):
         """The same state as :meth:`snapshot`, as a dict ``{kind: {id: description}}``."""
         return json.loads(self.snapshot())
-
-    def _snapshot_client(self, service, region):
-        """boto3 clients for snapshots, kept per (service, region) (a snapshot makes dozens of calls)."""
-        import boto3
-
-        cache = self.__dict__.setdefault("_snapshot_clients", {})
-        key = (self.url, service, region)
-        if key not in cache:
-            session = self.__dict__.setdefault("_snapshot_session", boto3.session.Session())
-            cache[key] = session.client(service, endpoint_url=self.url, region_name=region, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
-        return cache[key]
 
     def route53_pending(self, seconds):
         """Make Route53 changes stay PENDING for ``seconds`` after they are submitted (0: INSYNC at once, moto's
@@ -208,12 +199,19 @@ class Emulator:
         }
 
     def client(self, service, region=REGION):
-        """A boto3 client for this endpoint, from its own Session (safe to call from several threads)."""
+        """A boto3 client for this endpoint, made once per (endpoint, service, region) and kept: boto3 clients are
+        thread-safe, sessions are not, so the clients are made one at a time from one Session (a new Session per call
+        loaded botocore's endpoint and service models again: py-spy found a test worker spending a third of its time
+        there)."""
         import boto3
 
-        return boto3.session.Session().client(
-            service, endpoint_url=self.url, region_name=region, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY
-        )
+        with _CLIENTS_LOCK:
+            cache = self.__dict__.setdefault("_clients", {})
+            key = (self.url, service, region)
+            if key not in cache:
+                session = self.__dict__.setdefault("_client_session", boto3.session.Session())
+                cache[key] = session.client(service, endpoint_url=self.url, region_name=region, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
+            return cache[key]
 
     def __enter__(self):
         return self.start()

@@ -24,7 +24,8 @@ def _norm(name):
 
 
 class Route53View:
-    """Reads the emulator's public zones through a boto3 Route53 client (one per call; thread safe).
+    """Reads the emulator's public zones through a boto3 Route53 client (``client_factory()``; boto3 clients are
+    thread safe, so the factory may hand every query the same one, as ``Emulator.client`` does).
 
     ``names``: a callable returning ``{dns name: IPv4 address}`` for names outside Route53 that AWS's own
     DNS answers, here the API load balancers of the local world's clusters (their control plane's
