@@ -281,3 +281,29 @@ def test_a_node_the_api_server_refuses_is_left_out_and_the_refusal_kept():
     agent.kubelet_version = lambda inst: "1.34.1"
     assert agent.step_nodes() == {}
     assert "taints must be unique by key and effect pair" in agent.registration_refusals[name]
+
+
+@pytest.mark.parametrize("listing", ["list_objects_v2", "list_object_versions"])
+def test_a_state_store_deleted_between_its_reads_keeps_what_the_agent_had(listing):
+    """A bucket deleted after the cluster spec was read (a teardown, or the emulator reset between tests) answers
+    NoSuchBucket to the listings that follow; the agent keeps its groups and versions, as a failed nodeup read is
+    retried on the next pass, instead of counting an error of the state-store loop (seen in a full run)."""
+    import io
+
+    import boto3
+    from botocore.response import StreamingBody
+    from botocore.stub import Stubber
+
+    s3 = boto3.session.Session().client("s3", region_name="us-east-1", aws_access_key_id="a", aws_secret_access_key="b")
+    body = b"spec: {kubernetesVersion: 1.35.0}\n"
+    view = node_agent.StoreView(lambda: s3, "store", "c.example.org")
+    view.groups, view.hash_versions = {"nodes": {"role": "Node"}}, {"h": "1.34.0"}
+    with Stubber(s3) as stub:
+        stub.add_response("get_object", {"Body": StreamingBody(io.BytesIO(body), len(body))}, {"Bucket": "store", "Key": "c.example.org/config"})
+        if listing == "list_object_versions":
+            stub.add_response("list_objects_v2", {"Contents": [], "KeyCount": 0}, {"Bucket": "store", "Prefix": "c.example.org/instancegroup/"})
+        stub.add_client_error(listing, service_error_code="NoSuchBucket", service_message="The specified bucket does not exist", http_status_code=404)
+        view.refresh()
+        stub.assert_no_pending_responses()
+    assert view.cluster == {"spec": {"kubernetesVersion": "1.35.0"}}
+    assert view.groups == {"nodes": {"role": "Node"}} and view.hash_versions == {"h": "1.34.0"}

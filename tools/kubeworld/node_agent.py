@@ -200,18 +200,20 @@ class StoreView(object):
         except Exception:  # the cluster was deleted meanwhile: keep what we had
             return
         groups = {}
-        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self.prefix + "/instancegroup/"):
-            for obj in page.get("Contents", []):
-                try:
-                    doc = yaml.safe_load(self._get(s3, obj["Key"])) or {}
-                except Exception:
-                    continue
-                groups[doc.get("metadata", {}).get("name") or obj["Key"].rsplit("/", 1)[-1]] = doc.get("spec") or {}
-        self.groups = groups
         versions = []
-        paginator = s3.get_paginator("list_object_versions")
-        for page in paginator.paginate(Bucket=self.bucket, Prefix=self.prefix + "/igconfig/"):
-            versions.extend(v for v in page.get("Versions", []) if v["Key"].endswith("/nodeupconfig.yaml"))
+        try:
+            for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self.prefix + "/instancegroup/"):
+                for obj in page.get("Contents", []):
+                    try:
+                        doc = yaml.safe_load(self._get(s3, obj["Key"])) or {}
+                    except Exception:
+                        continue
+                    groups[doc.get("metadata", {}).get("name") or obj["Key"].rsplit("/", 1)[-1]] = doc.get("spec") or {}
+            for page in s3.get_paginator("list_object_versions").paginate(Bucket=self.bucket, Prefix=self.prefix + "/igconfig/"):
+                versions.extend(v for v in page.get("Versions", []) if v["Key"].endswith("/nodeupconfig.yaml"))
+        except s3.exceptions.NoSuchBucket:
+            return  # the state store was deleted since the config was read (a teardown): keep what we had, as above
+        self.groups = groups
         for v in versions:
             ident = (v["Key"], v.get("VersionId"), v.get("ETag"))
             if ident in self.seen_versions:
