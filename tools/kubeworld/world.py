@@ -197,9 +197,12 @@ class KubeWorld(object):
                 record = {"Name": rr["Name"], "Type": "A", "TTL": rr.get("TTL", 60), "ResourceRecords": [{"Value": v} for v in wanted]}
                 changes.append({"Action": "UPSERT", "ResourceRecordSet": record})
             if changes:
-                r53.change_resource_record_sets(
-                    HostedZoneId=zone["Id"], ChangeBatch={"Comment": "kopsible local world: dns-controller stand-in", "Changes": changes}
-                )
+                try:
+                    r53.change_resource_record_sets(
+                        HostedZoneId=zone["Id"], ChangeBatch={"Comment": "kopsible local world: dns-controller stand-in", "Changes": changes}
+                    )
+                except r53.exceptions.NoSuchHostedZone:
+                    continue  # deleted since its records were read: the same teardown race as above
                 changed.extend(c["ResourceRecordSet"]["Name"] for c in changes)
         cluster.kops_controller_ips = found_controller
         lb_names = []
