@@ -154,6 +154,27 @@ def fast_backend_lookup():
     DomainDispatcherApplication.get_backend_for_host = get_backend_for_host
 
 
+def one_request_at_a_time():
+    """Handle one request at a time in moto's backends. moto's models are not thread-safe, and the threaded server
+    runs concurrent requests through them: an instance termination racing its Auto Scaling group's forced deletion
+    left a replacement instance running with no group, or answered 500 (23 of 40 rounds of
+    test_emulator_patches.py's race case; seen in a full run as the Molecule teardown scenario's orphaned instance).
+    AWS applies each call atomically. Backend work is CPU-bound Python under the GIL, so serializing it
+    costs little; sockets are still read and written by each request's own thread."""
+    import threading
+
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    dispatch = DomainDispatcherApplication.__call__
+    lock = threading.Lock()
+
+    def call(self, environ, start_response):
+        with lock:
+            return dispatch(self, environ, start_response)
+
+    DomainDispatcherApplication.__call__ = call
+
+
 def register_regions_endpoint():
     """Serve :func:`backend_regions` next to moto's own ``/moto-api/`` paths (before the server starts)."""
     from moto.moto_api._internal import urls
@@ -408,6 +429,7 @@ def main(argv=None):
     fast_backend_lookup()
     register_regions_endpoint()
     record_first_touch()
+    one_request_at_a_time()
     route53_pending_mode(float(os.environ.get("KOPSIBLE_ROUTE53_PENDING_SECONDS") or 0))
     iam_enforcement_mode()
 
