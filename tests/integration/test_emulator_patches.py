@@ -707,8 +707,10 @@ def test_an_instance_termination_racing_its_groups_forced_deletion_leaves_nothin
             threading.Thread(target=call, args=(ec2.terminate_instances,), kwargs={"InstanceIds": ids}),
             threading.Thread(target=call, args=(asg.delete_auto_scaling_group,), kwargs={"AutoScalingGroupName": name, "ForceDelete": True}),
         ]
-        [t.start() for t in threads]
-        [t.join() for t in threads]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
         running = ec2.describe_instances(
             Filters=[{"Name": "tag:KubernetesCluster", "Values": [name]}, {"Name": "instance-state-name", "Values": ["pending", "running"]}]
         )["Reservations"]

@@ -12,7 +12,6 @@ import urllib.request
 
 from .process import stop_process
 
-_CLIENTS_LOCK = threading.Lock()
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ACCESS_KEY = "AKIAKOPSIBLETEST0001"
 SECRET_KEY = "kopsible-emulator-secret-key-not-real-0001"
@@ -31,6 +30,7 @@ class Emulator:
         self.port = port  # 0: a free port chosen by the system
         self.proc = None
         self.url = None
+        self._clients, self._clients_lock, self._client_session = {}, threading.Lock(), None  # see client()
 
     def start(self, timeout=60.0):
         """Start the server and wait until it answers; returns self. Raises RuntimeError on failure."""
@@ -205,13 +205,14 @@ class Emulator:
         there)."""
         import boto3
 
-        with _CLIENTS_LOCK:
-            cache = self.__dict__.setdefault("_clients", {})
-            key = (self.url, service, region)
-            if key not in cache:
-                session = self.__dict__.setdefault("_client_session", boto3.session.Session())
-                cache[key] = session.client(service, endpoint_url=self.url, region_name=region, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY)
-            return cache[key]
+        key = (self.url, service, region)
+        with self._clients_lock:
+            if key not in self._clients:
+                self._client_session = self._client_session or boto3.session.Session()
+                self._clients[key] = self._client_session.client(
+                    service, endpoint_url=self.url, region_name=region, aws_access_key_id=ACCESS_KEY, aws_secret_access_key=SECRET_KEY
+                )
+            return self._clients[key]
 
     def __enter__(self):
         return self.start()
