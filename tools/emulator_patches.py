@@ -151,6 +151,20 @@ def _launch_one(group, propagated_tags, subnets):
     for instance in reservation.instances:
         instance.autoscaling_group = group
         group.instance_states.append(InstanceState(instance, protected_from_scale_in=group.new_instances_protected_from_scale_in))
+        _join_target_groups(group, instance)
+
+
+def _join_target_groups(group, instance):
+    """Register a newly launched ``instance`` with each of ``group``'s target groups on the target group's port, as
+    an Auto Scaling group does on AWS ("Amazon EC2 Auto Scaling registers the instances with the target group as they
+    launch", Auto Scaling user guide, attach-load-balancer-asg). moto registers a group's instances only when the
+    group is created or resized: a replacement launched after a termination (every rolling update) was in no target
+    group, so the API load balancer of a rolled cluster had no targets. Target groups deleted since are skipped."""
+    elbv2 = group.autoscaling_backend.elbv2_backend
+    for arn in group.target_group_arns:
+        target_group = elbv2.target_groups.get(arn)
+        if target_group is not None:
+            target_group.register([{"Id": instance.id, "Port": target_group.port}])
 
 
 @patch
@@ -780,6 +794,40 @@ def describe_snapshots_honours_owner_ids():
         return ActionResult({"Snapshots": [snapshot for snapshot in result.result["Snapshots"] if owned(snapshot)]})
 
     ElasticBlockStore.describe_snapshots = describe_snapshots
+
+
+@patch
+def deregistering_a_target_that_is_not_registered_succeeds():
+    """elasticloadbalancing (v2) DeregisterTargets of an instance that is not (or no longer) registered: already
+    deregistered, or draining after its termination.
+
+    moto: ``InvalidTarget`` ("The specified target does not exist or is not in the same VPC as the target group").
+    AWS: success, and nothing changes (chaostoolkit-aws issue #60: a DeregisterTargets naming a target that is not
+    registered as named "will still return a 200, but no action is taken"); kops' drain loop relies on it, calling
+    DeregisterTargets again every 5 s while the target drains (awsup/aws_cloud.go deregisterInstanceFromTargetGroup),
+    as does an SDK retry of a DeregisterTargets whose answer was lost. ``InvalidTarget`` stays for an instance that
+    does not exist.
+    Effect on kops: kops deregisters each control-plane node of a cluster with several from the API target groups
+    before draining it; in a full run (once, not reproduced alone) guide 001's rolling update stopped with
+    "control-plane node not healthy after update ... InvalidTarget", the answer moto gives on both paths above.
+    """
+    from moto.elbv2.exceptions import InvalidTargetError
+    from moto.elbv2.models import FakeTargetGroup
+
+    deregister = FakeTargetGroup.deregister
+
+    def known(self, target_id):
+        if target_id in self.deregistered_targets or target_id in self.terminated_targets:
+            return True
+        return target_id.startswith("i-") and self.ec2_backend.get_instance_by_id(target_id) is not None
+
+    def deregister_registered(self, targets):
+        missing = [t for t in targets if t["Id"] not in self.targets]
+        if any(not known(self, t["Id"]) for t in missing):
+            raise InvalidTargetError()
+        return deregister(self, [t for t in targets if t["Id"] in self.targets])
+
+    FakeTargetGroup.deregister = deregister_registered
 
 
 @patch

@@ -717,3 +717,55 @@ def test_an_instance_termination_racing_its_groups_forced_deletion_leaves_nothin
         if running:
             left[name] = [i["InstanceId"] for r in running for i in r["Instances"]]
     assert not errors and not left, (errors[:3], left)
+
+
+def group_in_target_groups(emulator):
+    """Auto Scaling group ``g`` (2 instances) in two TCP target groups, as kops puts a control-plane group in the API
+    and kops-controller target groups; returns (the target group ARNs, the group's instance ids)."""
+    ec2, asg, elbv2 = emulator.client("ec2"), emulator.client("autoscaling"), emulator.client("elbv2")
+    vpc, subnets = vpc_with_subnets(ec2)
+    arns = [
+        elbv2.create_target_group(Name=name, Protocol="TCP", Port=port, VpcId=vpc, TargetType="instance")["TargetGroups"][0]["TargetGroupArn"]
+        for name, port in (("tcp-c1-k8s-local-abc", 443), ("kops-controller-c1--abc", 3988))
+    ]
+    group_with_template(emulator, subnets)
+    asg.attach_load_balancer_target_groups(AutoScalingGroupName="g", TargetGroupARNs=arns)
+    return arns, [i["InstanceId"] for i in asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["Instances"]]
+
+
+def target_states(elbv2, arn, ids=None):
+    """{target id: TargetHealth State} of target group ``arn`` (of ``ids`` when given, else of its registered targets)."""
+    request = {"TargetGroupArn": arn}
+    if ids:
+        request["Targets"] = [{"Id": i} for i in ids]
+    return {d["Target"]["Id"]: d["TargetHealth"]["State"] for d in elbv2.describe_target_health(**request)["TargetHealthDescriptions"]}
+
+
+def test_a_replacement_instance_joins_its_groups_target_groups(emulator):
+    """AWS registers each instance a group launches with the group's target groups, a replacement after a termination
+    too (what a rolling update makes); moto did so only on creating or resizing the group."""
+    ec2, asg, elbv2 = emulator.client("ec2"), emulator.client("autoscaling"), emulator.client("elbv2")
+    arns, before = group_in_target_groups(emulator)
+    assert [target_states(elbv2, arn) for arn in arns] == [{i: "healthy" for i in before}] * 2
+    ec2.terminate_instances(InstanceIds=[before[0]])
+    now = [i["InstanceId"] for i in asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["Instances"]]
+    assert len(now) == 2 and before[0] not in now
+    assert [target_states(elbv2, arn) for arn in arns] == [{i: "healthy" for i in now}] * 2
+    ports = {d["Target"]["Port"] for d in elbv2.describe_target_health(TargetGroupArn=arns[1])["TargetHealthDescriptions"]}
+    assert ports == {3988}
+
+
+def test_deregistering_a_target_that_is_not_registered_succeeds(emulator):
+    """kops' drain loop calls DeregisterTargets again while a target drains, and an SDK retry repeats a call whose
+    answer was lost: AWS answers success; only an instance that does not exist is InvalidTarget."""
+    ec2, elbv2 = emulator.client("ec2"), emulator.client("elbv2")
+    arns, ids = group_in_target_groups(emulator)
+    elbv2.deregister_targets(TargetGroupArn=arns[0], Targets=[{"Id": ids[0]}])
+    elbv2.deregister_targets(TargetGroupArn=arns[0], Targets=[{"Id": ids[0]}])
+    assert target_states(elbv2, arns[0], ids) == {ids[0]: "unused", ids[1]: "healthy"}
+    ec2.terminate_instances(InstanceIds=[ids[1]])
+    assert target_states(elbv2, arns[0], [ids[1]]) == {ids[1]: "draining"}
+    elbv2.deregister_targets(TargetGroupArn=arns[0], Targets=[{"Id": ids[1]}, {"Id": ids[0]}])
+    assert target_states(elbv2, arns[0], ids) == {ids[0]: "unused", ids[1]: "draining"}
+    missing = refused(elbv2.deregister_targets, TargetGroupArn=arns[0], Targets=[{"Id": "i-0123456789abcdef0"}])
+    assert missing == "InvalidTarget"
