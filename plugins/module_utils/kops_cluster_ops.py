@@ -17,6 +17,7 @@ except ImportError:  # reported by every kops module through missing_required_li
     yaml = None
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv, kops_kubeconfig, kops_output, kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import subnet_topology
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import manifest_key
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import rolling_update_args
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
@@ -43,14 +44,6 @@ def update_cluster_args(name, yes=False, target=None, out=None, instance_group_r
         yes=yes,
         create_kube_config=False if yes else None,
     )
-
-
-def subnet_topology(subnets):
-    """``'private'`` when a subnet is Private or DualStack (kops' private topology: nodes without public addresses),
-    else ``'public'``: the meaning of the ``topology`` option and of kops' ``--topology``; None without subnets."""
-    if not subnets:
-        return None
-    return "private" if any(s.get("type") in ("Private", "DualStack") for s in subnets) else "public"
 
 
 def cluster_facts(cluster):
@@ -483,7 +476,7 @@ def stored_create_options(cluster, groups, ssh_keys=None):
         "node_size": set(g.get("machineType") for g in nodes),
         "control_plane_size": set(g.get("machineType") for g in cp),
         "networking": set((spec.get("networking") or {}).keys()),
-        "topology": "private" if any(s.get("type") == "Private" for s in subnets) else "public",
+        "topology": subnet_topology(subnets) or "public",
         "dns": str(get_path(spec, ("topology", "dns", "type")) or "").lower() or None,
         "dns_zone": (spec.get("dnsZone") or "").rstrip(".").lower() or None,
         "control_plane_image": set(g.get("image") for g in cp),

@@ -24,9 +24,10 @@ DescribeWarmPool (one per group that has a warm pool).
 """
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_pdb
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import asg_name
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store import reader
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import s3_client
-from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import CONTROL_PLANE_ROLES, summarize_cluster
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import summarize_cluster
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError, normalize_store_url
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import normalize_role
 
@@ -36,20 +37,6 @@ TAG_DETACHED = "kops.k8s.io/detached-from-asg"  # awsup tagNameDetachedInstance
 TAG_ROLE_PREFIX = "k8s.io/role/"  # awsup.TagNameRolePrefix
 LISTED_STATES = ["pending", "running", "stopping", "stopped"]  # awsup findInstances
 ASG_BATCH = 50  # awsup FindAutoscalingGroups: names per DescribeAutoScalingGroups request
-
-
-def asg_name(cluster, ig):
-    """The Auto Scaling group name kops gives InstanceGroup ``ig`` (dict) of ``cluster`` (str), or None for
-    an unknown role (pkg/model/names.go ``AutoscalingGroupName``; awsup/instancegroups.go matches on it)."""
-    name = (ig.get("metadata") or {}).get("name")
-    role = (ig.get("spec") or {}).get("role")
-    if role in CONTROL_PLANE_ROLES:
-        return "%s.masters.%s" % (name, cluster)
-    if role == "APIServer":
-        return "%s.apiservers.%s" % (name, cluster)
-    if role in ("Node", "Bastion"):
-        return "%s.%s" % (name, cluster)
-    return None
 
 
 def _launch_of_group(group):

@@ -9,6 +9,8 @@ Fixtures captured from the real binary live in tests/unit/fixtures/kops-1.36.2/.
 import json
 import re
 
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import instance_group_of_asg
+
 try:
     import yaml
 except ImportError:  # reported by every kops module through missing_required_lib (kops_common.state_store_of)
@@ -496,9 +498,9 @@ def roll_step(line):
 
 
 def _group_of(asg, cluster):
-    """InstanceGroup name of an Auto Scaling group kops named ``<ig>.<cluster>`` or ``<ig>.masters.<cluster>``."""
-    name = asg[: -len(cluster) - 1] if cluster and asg.endswith("." + cluster) else asg
-    return name[: -len(".masters")] if name.endswith(".masters") else name
+    """InstanceGroup name of an Auto Scaling group kops named for ``cluster`` (``_kops.facts.instance_group_of_asg``),
+    or ``asg`` itself when it is not named so."""
+    return instance_group_of_asg(asg, cluster) or asg
 
 
 def parse_rolling_log(text, cluster):

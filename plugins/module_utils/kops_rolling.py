@@ -8,6 +8,7 @@ plane one group at a time, then API servers, then nodes.
 """
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import instance_group_of_asg
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import normalize_role
 
@@ -86,20 +87,13 @@ def cluster_auto_scaling_groups(client, cluster):
 
 
 def group_instances(groups, cluster):
-    """``{instance group name: sorted instance ids}`` from DescribeAutoScalingGroups items of ``cluster``.
-
-    kops names a group's Auto Scaling group ``<ig>.<cluster>`` (control plane: ``<ig>.masters.<cluster>``).
-    """
+    """``{instance group name: sorted instance ids}`` from DescribeAutoScalingGroups items of ``cluster``; the
+    InstanceGroup of each group is read from the name kops gave it (``_kops.facts.instance_group_of_asg``)."""
     result = {}
     for group in groups:
-        name = group["AutoScalingGroupName"]
-        suffix = "." + cluster
-        if not name.endswith(suffix):
-            continue
-        ig = name[: -len(suffix)]
-        if ig.endswith(".masters"):
-            ig = ig[: -len(".masters")]
-        result[ig] = sorted(i["InstanceId"] for i in group.get("Instances", []))
+        ig = instance_group_of_asg(group["AutoScalingGroupName"], cluster)
+        if ig is not None:
+            result[ig] = sorted(i["InstanceId"] for i in group.get("Instances", []))
     return result
 
 

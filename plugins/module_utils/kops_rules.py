@@ -145,16 +145,6 @@ def partition_of(region):
         return None
 
 
-def region_of_spec(spec):
-    """The region of a cluster spec (v1alpha2 ``spec.subnets[].zone``), as kops derives it
-    (upup/pkg/fi/cloudup/awsup/aws_utils.go FindRegion: each zone minus its last letter); None when unknown."""
-    for subnet in (spec or {}).get("subnets") or []:
-        region = region_of_zone(subnet.get("zone"))
-        if region:
-            return region
-    return None
-
-
 def arn_partitions(value, region, field):
     """Every ARN (a string starting with ``arn:``) anywhere in ``value`` (nested dicts and lists) must be in the
     partition of ``region`` and, when it names a region, in ``region`` itself: IAM, Auto Scaling and ELB refuse a

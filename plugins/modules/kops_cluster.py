@@ -559,6 +559,7 @@ import os
 import tempfile
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rolling, kops_rules, kops_spec, route53
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import region_of_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.guard import StoreGuard, replan_on_change
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
     CREATE_ONLY,
@@ -858,7 +859,7 @@ def converge(module, writer, name, current, params, result, base, preview=None):
             # the merged labels, whether given as cloud_labels or through spec (kops cluster.go:122-153)
             kops_ig.cloud_labels(desired["spec"].get("cloudLabels"), "cloud_labels")
         if params["spec"]:  # the stored cluster's region decides the partition of the ARNs given
-            kops_rules.arn_partitions(params["spec"], kops_rules.region_of_spec(desired["spec"]), "spec")
+            kops_rules.arn_partitions(params["spec"], region_of_spec(desired["spec"]), "spec")
     except kops_rules.RuleError as exc:
         module.fail_json(msg=str(exc), **result)
     result["diff"] = {"before": {"spec": before.get("spec")}, "after": {"spec": desired.get("spec")}}

@@ -324,6 +324,7 @@ state_store_safety:
 import functools
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_cluster_ops, kops_ig, kops_output, kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import region_of_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.guard import StoreGuard, replan_on_change
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, state_store_of
@@ -519,7 +520,7 @@ def ensure(module, ops, params):
         kops_ig.check_sizes(role, merged["min_size"], merged["max_size"])  # the stored role's rules too
         kops_ig.check_fields(merged, role, [s.get("name") for s in cluster["spec"].get("subnets") or []])
         # target group and policy ARNs: of the cluster's partition and region (AWS finds no other)
-        region = kops_rules.region_of_spec(cluster["spec"])
+        region = region_of_spec(cluster["spec"])
         kops_rules.arn_partitions(merged.get("external_load_balancers") or [], region, "external_load_balancers")
         kops_rules.arn_partitions(params.get("spec") or {}, region, "spec")
     except kops_rules.RuleError as exc:

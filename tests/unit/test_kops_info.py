@@ -14,21 +14,6 @@ def ig(name, role):
     return {"metadata": {"name": name}, "spec": {"role": role}}
 
 
-@pytest.mark.parametrize(
-    "role, expected",
-    [
-        ("ControlPlane", "cp-a.masters.c.example.org"),
-        ("Master", "cp-a.masters.c.example.org"),
-        ("APIServer", "cp-a.apiservers.c.example.org"),
-        ("Node", "cp-a.c.example.org"),
-        ("Bastion", "cp-a.c.example.org"),
-        ("Unknown", None),
-    ],
-)
-def test_asg_name(role, expected):
-    assert kops_info.asg_name(CLUSTER, ig("cp-a", role)) == expected
-
-
 class Pages(object):
     def __init__(self, pages):
         self.pages = pages

@@ -610,12 +610,6 @@ def test_partition_of_region(region, partition):
     assert kops_rules.partition_of(region) == partition
 
 
-def test_region_of_spec_is_kops_find_region():
-    """upup/pkg/fi/cloudup/awsup/aws_utils.go FindRegion: a subnet's zone minus its last letter."""
-    assert kops_rules.region_of_spec({"subnets": [{"name": "a", "zone": "cn-northwest-1b"}]}) == "cn-northwest-1"
-    assert kops_rules.region_of_spec({"subnets": []}) is None and kops_rules.region_of_spec(None) is None
-
-
 @pytest.mark.parametrize(
     "value, region",
     [

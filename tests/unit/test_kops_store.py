@@ -7,7 +7,7 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import kubernetes_minor, region_of, summarize_cluster
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import kubernetes_minor, summarize_cluster
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError, normalize_store_url, parse_store_url
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "kops-1.36.2")
@@ -62,13 +62,6 @@ def test_normalize_store_url():
 )
 def test_kubernetes_minor(version, minor):
     assert kubernetes_minor(version) == minor
-
-
-def test_region_of():
-    assert region_of({"subnets": [{"zone": "ap-southeast-2c"}]}) == "ap-southeast-2"
-    assert region_of({"subnets": [{"region": "us-central1", "zone": "us-central1-a"}]}) == "us-central1"
-    assert region_of({"subnets": []}) is None
-    assert region_of({}) is None
 
 
 def test_summary_of_the_ha_cluster(record):

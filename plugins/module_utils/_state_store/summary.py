@@ -5,7 +5,7 @@ InstanceGroup objects :mod:`.reader` returns. Pure functions on plain data: unit
 
 import re
 
-CONTROL_PLANE_ROLES = ("ControlPlane", "Master")
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import CONTROL_PLANE_ROLES, region_of_spec, subnet_topology
 
 
 def kubernetes_minor(version):
@@ -13,21 +13,6 @@ def kubernetes_minor(version):
     (kops also accepts a URL to a build; those give None)."""
     match = re.match(r"^v?(\d+)\.(\d+)(?:\.|$|-|\+)", str(version or "").strip())
     return "%s.%s" % match.groups() if match else None
-
-
-def region_of(cluster_spec):
-    """The cluster's region (str or None), from its subnets.
-
-    A subnet's own ``region`` wins (GCE-style specs); otherwise the AWS rule of kops'
-    ``awsup.FindRegion`` (upup/pkg/fi/cloudup/awsup/aws_utils.go): a zone without its last letter.
-    """
-    for subnet in cluster_spec.get("subnets") or []:
-        if subnet.get("region"):
-            return subnet["region"]
-        zone = subnet.get("zone") or ""
-        if len(zone) > 2:
-            return zone[:-1]
-    return None
 
 
 def _ig_zones(ig_spec, subnet_zones):
@@ -79,11 +64,11 @@ def summarize_cluster(record):
         "cloud_provider": spec.get("cloudProvider") or next(iter(spec.get("cloudConfig") or {}), None),
         "kubernetes_version": str(version) if version is not None else None,
         "kubernetes_minor": kubernetes_minor(version),
-        "region": region_of(spec),
+        "region": region_of_spec(spec),
         "zones": sorted(set(subnet_zones.values())),
         "control_plane_zones": sorted({z for g in control_plane for z in g["zones"]}),
         "subnets": [{"name": s.get("name"), "zone": s.get("zone"), "type": s.get("type"), "cidr": s.get("cidr")} for s in subnets],
-        "topology": "private" if any(s.get("type") in ("Private", "DualStack") for s in subnets) else "public",
+        "topology": subnet_topology(subnets) or "public",
         "dns_type": ((spec.get("topology") or {}).get("dns") or {}).get("type") or "Public",
         "dns_zone": spec.get("dnsZone"),
         "cloud_labels": dict(spec.get("cloudLabels") or {}),

@@ -1,0 +1,8 @@
+# -*- coding: utf-8 -*-
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+"""kOps' own rules the collection reads stored objects and AWS resources by, in one private package (not an API of
+the collection; names may change).
+
+- :mod:`.facts`: one function per fact kops derives from a cluster spec or names an AWS resource by: a spec's
+  topology and region, an InstanceGroup's Auto Scaling group name and the InstanceGroup of a group name.
+"""
