@@ -17,7 +17,7 @@ except ImportError:  # reported by every kops module through missing_required_li
     yaml = None
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv, kops_kubeconfig, kops_output, kops_rules, kops_spec
-from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import subnet_topology
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import instance_group_zones, subnet_topology
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import manifest_key
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import rolling_update_args
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
@@ -178,9 +178,10 @@ class ClusterOps(object):
         return kops_output.parse_get_json(out) if out.strip() else []
 
     @staticmethod
-    def ig_summary(doc):
+    def ig_summary(doc, subnets):
         """Summary of an InstanceGroup manifest: ``{'name', 'role' (ControlPlane spelling), 'min_size',
-        'max_size', 'machine_type', 'zones'}`` (subnets, or zones when no subnets are named)."""
+        'max_size', 'machine_type', 'zones'}``; ``zones`` are the zones of the group's subnets, read from
+        ``subnets`` (the cluster spec's list) by ``_kops.facts.instance_group_zones``."""
         spec = doc.get("spec") or {}
         return {
             "name": get_path(doc, ("metadata", "name")),
@@ -188,7 +189,7 @@ class ClusterOps(object):
             "min_size": spec.get("minSize"),
             "max_size": spec.get("maxSize"),
             "machine_type": spec.get("machineType"),
-            "zones": spec.get("subnets") or spec.get("zones") or [],
+            "zones": instance_group_zones(spec, subnets),
         }
 
     def create_dry_run(self, args):
@@ -461,7 +462,6 @@ def stored_create_options(cluster, groups, ssh_keys=None):
     ``ssh_keys`` (``kops get sshpublickeys -o json`` items, or None when not read)."""
     spec = (cluster or {}).get("spec") or {}
     subnets = spec.get("subnets") or []
-    zone_of = dict((s.get("name"), s.get("zone")) for s in subnets)
     by_role = {"ControlPlane": [], "Node": []}
     for group in (groups or {}).values():
         gspec = group.get("spec") or {}
@@ -470,7 +470,7 @@ def stored_create_options(cluster, groups, ssh_keys=None):
     lb = get_path(spec, ("api", "loadBalancer")) or {}
     stored = {
         "zones": set(s.get("zone") for s in subnets if s.get("zone") and s.get("type") != "Utility"),
-        "control_plane_zones": set(zone_of.get(n, n) for g in cp for n in g.get("subnets") or g.get("zones") or []),
+        "control_plane_zones": set(z for g in cp for z in instance_group_zones(g, subnets)),
         "control_plane_count": sum(g.get("minSize") or 0 for g in cp),
         "node_count": sum(g.get("minSize") or 0 for g in nodes),
         "node_size": set(g.get("machineType") for g in nodes),

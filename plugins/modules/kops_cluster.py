@@ -406,7 +406,7 @@ requested:
   type: dict
   sample: {"kubernetes_version": "1.34.1", "zones": ["us-east-1a"], "cloud_labels": {"team": "platform"}}
 instance_groups:
-  description: Instance groups kops created or would create (name, role, min/max size, zones), when the cluster was created by this run.
+  description: Instance groups kops created or would create (name, role, min/max size, the zones of their subnets), when the cluster was created by this run.
   returned: when the cluster is created
   type: list
   elements: dict
@@ -753,7 +753,7 @@ def create(module, ops, name, params, result):
             # as a real run writes it after kops create: what the flags cannot carry and the spec fragment
             cluster = kops_spec.after_create(cluster, params) or cluster
             result["spec"] = kops_spec.desired_object(cluster, None, params["spec"]).get("spec", {})
-            result["instance_groups"] = [ops.ig_summary(d) for d in documents if d.get("kind") == "InstanceGroup"]
+            result["instance_groups"] = [ops.ig_summary(d, cluster["spec"].get("subnets")) for d in documents if d.get("kind") == "InstanceGroup"]
         else:
             try:
                 result["plan"] = ops.create(args)
@@ -967,7 +967,7 @@ def ensure_present(module, ops, name, params, s3=None):
             apply(module, ops, name, params, result, writer)
         if current is None and not module.check_mode:  # created: the cluster and its groups in one kops call
             stored, groups = ops.get_all(name)
-            result["instance_groups"] = [ops.ig_summary(g) for g in groups.values()]
+            result["instance_groups"] = [ops.ig_summary(g, ((stored or {}).get("spec") or {}).get("subnets")) for g in groups.values()]
             report_stored(module, result, None, stored)
         elif current is not None:
             stored = writer.get_cluster(name) if writer.spec_written else current

@@ -243,7 +243,7 @@ name:
   returned: always
   type: str
 instance_group:
-  description: The group after the run (name, role, min/max size, machine type, zones or subnets).
+  description: The group after the run (name, role, min/max size, machine type, and the zones of its subnets).
   returned: when state=present
   type: dict
 spec:
@@ -479,12 +479,12 @@ def report_stored(module, writer, result, manifest):
     """The result's spec, summary and diff from the InstanceGroup kops stored (read back through ``writer``: the real
     store, or in check mode the scratch store), and a warning naming the fields of ``manifest`` kops did not keep
     (kops_spec.dropped_paths). One kops call."""
-    dummy, groups = writer.get_all(result["cluster"])
+    cluster, groups = writer.get_all(result["cluster"])
     stored = groups.get(result["name"])
     if stored is None:
         return
     result["spec"] = stored.get("spec")
-    result["instance_group"] = writer.ig_summary(stored)
+    result["instance_group"] = writer.ig_summary(stored, ((cluster or {}).get("spec") or {}).get("subnets"))
     result["diff"]["after"] = stored.get("spec")
     kops_spec.report_dropped_fields(result, manifest, stored, module.warn)
 
@@ -529,7 +529,7 @@ def ensure(module, ops, params):
         check_user_data_size(module, cluster_name, groups, manifest, role, result)
     result["diff"] = {"before": (current or {}).get("spec") or {}, "after": manifest.get("spec")}
     result["spec"] = manifest.get("spec")
-    result["instance_group"] = ops.ig_summary(manifest)
+    result["instance_group"] = ops.ig_summary(manifest, cluster["spec"].get("subnets"))
     if result["changes"]:
         result["changed"] = True
         return result, manifest, current is not None

@@ -87,3 +87,39 @@ def test_region_of_spec_is_kops_find_region():
     assert facts.region_of_spec({"subnets": [{"zone": "ap-southeast-2c"}]}) == "ap-southeast-2"
     assert facts.region_of_spec({"subnets": [{"region": "us-central1", "zone": "us-central1-a"}]}) == "us-central1"
     assert facts.region_of_spec({"subnets": []}) is None and facts.region_of_spec(None) is None and facts.region_of_spec({}) is None
+
+
+SUBNETS = [
+    {"name": "us-east-1a", "zone": "us-east-1a", "type": "Private"},
+    {"name": "shared-b", "zone": "us-east-1b", "type": "Private"},
+    {"name": "utility-us-east-1a", "zone": "us-east-1a", "type": "Utility"},
+]
+
+
+@pytest.mark.parametrize(
+    "ig_spec, subnets, zones",
+    [
+        # AWS: the zones of the named subnets (pkg/model/context.go GatherSubnets), a subnet named unlike its zone too
+        ({"subnets": ["us-east-1a", "shared-b"]}, SUBNETS, ["us-east-1a", "us-east-1b"]),
+        ({"subnets": ["shared-b"], "zones": ["us-east-1b"]}, SUBNETS, ["us-east-1b"]),
+        # GCE-style regional subnet (no zone): the group's zones
+        (
+            {"subnets": ["us-central1"], "zones": ["us-central1-a", "us-central1-b"]},
+            [{"name": "us-central1", "region": "us-central1"}],
+            ["us-central1-a", "us-central1-b"],
+        ),
+        ({"subnets": ["missing"]}, SUBNETS, ["missing"]),
+        ({}, SUBNETS, []),
+    ],
+)
+def test_instance_group_zones_are_its_subnets_zones(ig_spec, subnets, zones):
+    assert facts.instance_group_zones(ig_spec, subnets) == zones
+
+
+def test_control_plane_zones_of_a_shared_subnet_group_agree_in_comparison_and_summary():
+    """kops_cluster's create-only comparison and the inventory's summary read a group's zones by one rule."""
+    cluster = {"metadata": {"name": CLUSTER}, "spec": {"subnets": SUBNETS}}
+    group = {"metadata": {"name": "cp"}, "spec": {"role": "ControlPlane", "subnets": ["shared-b"], "minSize": 1}}
+    assert stored_create_options(cluster, {"cp": group})["control_plane_zones"] == {"us-east-1b"}
+    summary = summarize_cluster({"name": CLUSTER, "store": "s3://b", "cluster": cluster, "instance_groups": [group]})
+    assert summary["control_plane_zones"] == ["us-east-1b"] and summary["instance_groups"][0]["zones"] == ["us-east-1b"]

@@ -4,5 +4,5 @@
 the collection; names may change).
 
 - :mod:`.facts`: one function per fact kops derives from a cluster spec or names an AWS resource by: a spec's
-  topology and region, an InstanceGroup's Auto Scaling group name and the InstanceGroup of a group name.
+  topology and region, an InstanceGroup's zones and Auto Scaling group name, and the InstanceGroup of a group name.
 """

@@ -37,6 +37,18 @@ def region_of_spec(spec):
     return None
 
 
+def instance_group_zones(ig_spec, subnets):
+    """The zones (sorted list of str) an InstanceGroup's machines are placed in: the zones of the cluster subnets its
+    ``spec.subnets`` name (pkg/model/context.go GatherSubnets; ``subnets`` is the cluster spec's list), else its
+    ``spec.zones`` (GCE-style regional subnets have no zone), else the subnet names themselves (a subnet the spec
+    does not hold: kops refuses it, "subnet not found"; the name is all there is to report)."""
+    ig_spec = ig_spec or {}
+    zone_of = {s.get("name"): s.get("zone") for s in subnets or [] if s.get("zone")}
+    named = list(ig_spec.get("subnets") or [])
+    zones = [zone_of[n] for n in named if n in zone_of] or list(ig_spec.get("zones") or []) or named
+    return sorted(set(zones))
+
+
 def asg_name(cluster, ig):
     """The Auto Scaling group name kops gives InstanceGroup ``ig`` (dict) of ``cluster`` (str), or None for an
     unknown role (pkg/model/names.go AutoscalingGroupName: ``<ig>.masters.<cluster>`` for the control plane,

@@ -5,7 +5,7 @@ InstanceGroup objects :mod:`.reader` returns. Pure functions on plain data: unit
 
 import re
 
-from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import CONTROL_PLANE_ROLES, region_of_spec, subnet_topology
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import CONTROL_PLANE_ROLES, instance_group_zones, region_of_spec, subnet_topology
 
 
 def kubernetes_minor(version):
@@ -13,12 +13,6 @@ def kubernetes_minor(version):
     (kops also accepts a URL to a build; those give None)."""
     match = re.match(r"^v?(\d+)\.(\d+)(?:\.|$|-|\+)", str(version or "").strip())
     return "%s.%s" % match.groups() if match else None
-
-
-def _ig_zones(ig_spec, subnet_zones):
-    """An InstanceGroup's zones (sorted list): ``spec.zones`` if given, else its subnets' zones."""
-    zones = ig_spec.get("zones") or [subnet_zones.get(name, name) for name in ig_spec.get("subnets") or []]
-    return sorted(set(zones))
 
 
 def summarize_cluster(record):
@@ -48,7 +42,7 @@ def summarize_cluster(record):
                 "min_size": ig_spec.get("minSize"),
                 "max_size": ig_spec.get("maxSize"),
                 "machine_type": ig_spec.get("machineType"),
-                "zones": _ig_zones(ig_spec, subnet_zones),
+                "zones": instance_group_zones(ig_spec, subnets),
                 "subnets": list(ig_spec.get("subnets") or []),
                 "image": ig_spec.get("image"),
             }
