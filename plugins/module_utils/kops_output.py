@@ -497,12 +497,6 @@ def roll_step(line):
     return None
 
 
-def _group_of(asg, cluster):
-    """InstanceGroup name of an Auto Scaling group kops named for ``cluster`` (``_kops.facts.instance_group_of_asg``),
-    or ``asg`` itself when it is not named so."""
-    return instance_group_of_asg(asg, cluster) or asg
-
-
 def parse_rolling_log(text, cluster):
     """What a ``kops rolling-update cluster --yes`` run did, from its standard output and error read
     through one pipe (so that the drain helper's ``evicting pod`` lines on stdout stay between kops'
@@ -580,7 +574,7 @@ def parse_rolling_log(text, cluster):
             if kind == "taint":
                 group(match.group("group"))
             elif kind in ("detach", "stop"):
-                entry = group(_group_of(match.group("asg"), cluster))
+                entry = group(instance_group_of_asg(match.group("asg"), cluster) or match.group("asg"))
                 inst = instance(entry, match.group("id"), match.group("node"))
                 inst["detached" if kind == "detach" else "stopped"] = True
             elif kind == "drain" and state["group"]:

@@ -1,6 +1,6 @@
 """kops_info's reading of the cloud side, case by case as kops v1.36.2 decides them
 (upup/pkg/fi/cloudup/awsup/aws_cloud.go: findAutoscalingGroupLaunchConfiguration, buildCloudInstance,
-awsBuildCloudInstanceGroup; pkg/model/names.go AutoscalingGroupName), on AWS API response shapes."""
+awsBuildCloudInstanceGroup), on AWS API response shapes (kops' Auto Scaling group names: test_kops_facts.py)."""
 
 import pytest
 
