@@ -328,7 +328,7 @@ def route53_pending_mode(seconds):
     urls.url_paths["{0}/moto-api/kopsible/route53-pending"] = switch
 
 
-IAM_ENFORCEMENT = {"on": False, "exempt": set(), "denied": [], "allowed": {}}
+IAM_ENFORCEMENT = {"on": False, "exempt": set(), "denied": [], "allowed": {}, "requests": {}}
 
 
 def _access_key_of(headers):
@@ -355,7 +355,9 @@ def iam_enforcement_mode():
     ``POST /moto-api/kopsible/iam-enforcement?on=true&exempt=KEY[&exempt=KEY2]`` turns it on (``on=false``: off);
     ``GET`` answers ``{"on": bool, "exempt": [...], "denied": [...], "allowed": {...}}``, ``denied`` listing every
     refusal since it was turned on as ``{"action", "resource", "principal", "code", "client"}``, ``allowed`` counting
-    the authorized requests per access key and client (the User-Agent's product, e.g. ``aws-sdk-go-v2``, ``Boto3``).
+    the authorized requests per access key and client (the User-Agent's product, e.g. ``aws-sdk-go-v2``, ``Boto3``),
+    and ``authorized_requests`` each distinct authorized ``{"principal", "action", "resource", "count"}`` (the ARN
+    the policies were evaluated on: what a statement must match to be needed).
     The exempt keys are the harness' own (the account's root credentials, allowed everything as on AWS: the tests'
     reads, the kube world, the DNS face). ``POST /moto-api/reset`` turns the mode off and clears both.
     """
@@ -373,6 +375,7 @@ def iam_enforcement_mode():
         IAM_ENFORCEMENT["exempt"] = set(exempt)
         IAM_ENFORCEMENT["denied"] = []
         IAM_ENFORCEMENT["allowed"] = {}
+        IAM_ENFORCEMENT["requests"] = {}
         settings.INITIAL_NO_AUTH_ACTION_COUNT = 0 if on else float("inf")
         ActionAuthenticatorMixin.request_count = 0
 
@@ -389,7 +392,12 @@ def iam_enforcement_mode():
         return answer
 
     ActionAuthenticatorMixin._authenticate_and_authorize_action = authenticate_and_authorize
-    emulator_patches.record_iam_refusals(lambda entry: IAM_ENFORCEMENT["denied"].append(entry))
+
+    def record_allowed(action, resource, principal):
+        requests = IAM_ENFORCEMENT["requests"]
+        requests[(principal, action, resource)] = requests.get((principal, action, resource), 0) + 1
+
+    emulator_patches.record_iam_refusals(lambda entry: IAM_ENFORCEMENT["denied"].append(entry), record_allowed)
 
     original_reset = MotoAPIBackend.reset
 
@@ -405,6 +413,10 @@ def iam_enforcement_mode():
             switch(query.get("on", ["false"])[0].lower() == "true", query.get("exempt", []))
         body = {key: IAM_ENFORCEMENT[key] for key in ("on", "denied", "allowed")}
         body["exempt"] = sorted(IAM_ENFORCEMENT["exempt"])
+        body["authorized_requests"] = [
+            {"principal": principal, "action": action, "resource": resource, "count": count}
+            for (principal, action, resource), count in sorted(IAM_ENFORCEMENT["requests"].items(), key=str)
+        ]
         return 200, {"Content-Type": "application/json"}, json.dumps(body)
 
     urls.url_paths["{0}/moto-api/kopsible/iam-enforcement"] = endpoint

@@ -906,19 +906,24 @@ _IAM_ARN_PARAMETERS = (
 )
 
 
-def record_iam_refusals(record):
+def record_iam_refusals(record, record_allowed=None):
     """Call ``record(entry)`` for every request moto's authorization refuses, ``entry`` a dict ``{"action": "ec2:CreateVpc",
     "resource": ARN or "*", "principal": caller ARN or None, "code": "AccessDenied" | "InvalidClientTokenId" |
     "SignatureDoesNotMatch", "client": the first word of the User-Agent, e.g. "aws-sdk-go-v2/1.39.2"}``: the
     enforcement mode's list of refusals (a client that retries or hides the
-    error still leaves its refusal here)."""
+    error still leaves its refusal here). ``record_allowed(action, resource, principal)``, if given, is called for
+    every request whose policies allowed it (the action and the resource ARN it was evaluated on)."""
     from moto.iam.access_control import IAMRequestBase
 
     original_permitted = IAMRequestBase.check_action_permitted
 
     def check_action_permitted(self, resource):
         self._kopsible_resource = resource
-        return original_permitted(self, resource)
+        answer = original_permitted(self, resource)  # raises when refused
+        if record_allowed is not None:
+            access_key = getattr(self, "_access_key", None)
+            record_allowed(self._action, resource, access_key.arn if access_key is not None else None)
+        return answer
 
     IAMRequestBase.check_action_permitted = check_action_permitted
 

@@ -53,6 +53,37 @@ def least_privilege_operator(emulator, example):
     return operator, policy_arn
 
 
+# Statements of the least-privilege policy that no call of this lifecycle needs, with the path that does (issue 29
+# item 8). The test fails if one of them becomes needed here (then it is proven and leaves this list), and if any
+# other statement is not needed by at least one call.
+NOT_NEEDED_BY_THE_LIFECYCLE = {
+    "ServiceAccountIssuer": "IAM roles for service accounts (spec.iam.useServiceAccountExternalPermissions, "
+    "serviceAccountIssuerDiscovery): kops' IAMOIDCProvider task; the lifecycle's cluster has none",
+    "ServiceLinkedRoles": "AWS creates the Auto Scaling, ELB and Spot service-linked roles on first use, checking "
+    "iam:CreateServiceLinkedRole implicitly, which the emulator does not (docs/emulator.md 'IAM enforcement')",
+}
+
+
+def policy_statements_needed(document, requests):
+    """For each statement of the IAM policy ``document`` (dict), the authorized ``requests`` (dicts with "action" and
+    "resource", as :meth:`Emulator.iam_authorized_requests` lists them) that the policy without that statement would
+    no longer allow, by moto's own evaluation (moto.iam.access_control.IAMPolicy, the one the emulator enforced):
+    ``{Sid: [(action, resource), ...]}``. A statement with an empty list is not needed by these requests."""
+    from moto.iam.access_control import IAMPolicy, PermissionResult
+
+    def allowed(statements, action, resource):
+        policy = IAMPolicy(json.dumps(dict(document, Statement=statements)))
+        return policy.is_action_permitted(action, resource) == PermissionResult.PERMITTED
+
+    statements = document["Statement"]
+    needed = {}
+    for index, statement in enumerate(statements):
+        rest = statements[:index] + statements[index + 1 :]
+        calls = {(r["action"], r["resource"]) for r in requests}
+        needed[statement["Sid"]] = sorted(call for call in calls if allowed(statements, *call) and not allowed(rest, *call))
+    return needed
+
+
 def run_lifecycle(emulator, example, overrides, kops_dns, operator_env):
     return run_playbook(
         playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"),
@@ -83,7 +114,7 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
 
     example = example_vars()
     emulator.client("route53").create_hosted_zone(Name="example.org.", CallerReference="parent")  # the parent's owner
-    operator_env, _ = least_privilege_operator(emulator, example)
+    operator_env, policy_arn = least_privilege_operator(emulator, example)
     emulator.enforce_iam()
     kubeconfig = str(tmp_path / "kubeconfig")
     run = ee.run_job(
@@ -104,6 +135,21 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
     assert authorized[operator_env["AWS_ACCESS_KEY_ID"]].get("aws-sdk-go-v2", 0) > 1000, authorized
     assert authorized[operator_env["AWS_ACCESS_KEY_ID"]].get("APN", 0) > 50, authorized
     assert run.rc == 0 and run.status == "successful", [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or (run.stdout + run.stderr)[-3000:]
+    # Each statement of the policy is needed (issue 29 item 8): the lifecycle made a call that the policy without it
+    # would refuse, by the evaluation the emulator enforced (the operator has this policy only, through its group).
+    iam = emulator.client("iam")
+    assert iam.list_attached_user_policies(UserName="kops")["AttachedPolicies"] == [] and iam.list_user_policies(UserName="kops")["PolicyNames"] == []
+    assert [p["PolicyArn"] for p in iam.list_attached_group_policies(GroupName="kops")["AttachedPolicies"]] == [policy_arn]
+    assert iam.list_group_policies(GroupName="kops")["PolicyNames"] == []
+    version = iam.get_policy(PolicyArn=policy_arn)["Policy"]["DefaultVersionId"]
+    document = iam.get_policy_version(PolicyArn=policy_arn, VersionId=version)["PolicyVersion"]["Document"]
+    document = json.loads(document) if isinstance(document, str) else document
+    operator_arn = iam.get_user(UserName="kops")["User"]["Arn"]
+    requests = [r for r in emulator.iam_authorized_requests() if r["principal"] == operator_arn]
+    assert len(requests) > 100, len(requests)
+    needed = policy_statements_needed(document, requests)
+    unneeded = sorted(sid for sid, calls in needed.items() if not calls)
+    assert unneeded == sorted(NOT_NEEDED_BY_THE_LIFECYCLE), {sid: calls[:3] for sid, calls in needed.items()}
 
     delegation = first(run, "for DNS to answer SOA and NS) - " + example["subdomain"])
     assert delegation["verified"] is True and len(delegation["name_servers"]) == 4

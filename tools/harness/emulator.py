@@ -143,6 +143,12 @@ class Emulator:
         User-Agent's product): ``{access key id: {"aws-sdk-go-v2": n, "Boto3": m, ...}}``; exempt requests are not counted."""
         return self._iam_enforcement()["allowed"]
 
+    def iam_authorized_requests(self):
+        """Each distinct request authorized since :meth:`enforce_iam` turned the mode on (exempt keys' requests not
+        included): list of dicts ``{"principal": the caller's ARN, "action": "ec2:CreateVpc", "resource": the ARN the
+        caller's policies were evaluated on, or "*", "count": how many times}``."""
+        return self._iam_enforcement()["authorized_requests"]
+
     def _iam_enforcement(self):
         return json.loads(urllib.request.urlopen(self.url + "/moto-api/kopsible/iam-enforcement", timeout=30).read())
 
