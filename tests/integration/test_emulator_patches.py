@@ -540,6 +540,8 @@ def test_iam_refusals_name_action_and_resource_in_each_service_protocol(emulator
     assert client("sts").get_caller_identity()["Arn"] == user
     operator_key = emulator.client("iam").list_access_keys(UserName="operator")["AccessKeyMetadata"][0]["AccessKeyId"]
     assert emulator.iam_authorized() == {operator_key: {"Boto3": 1}}  # refused calls and the harness' own not counted
+    # the one authorized request, by action and the resource it was evaluated on (what a policy statement must match)
+    assert emulator.iam_authorized_requests() == [{"principal": user, "action": "sts:GetCallerIdentity", "resource": "*", "count": 1}]
     refusals = emulator.iam_refusals()
     assert [r["action"] for r in refusals] == [c[0] for c in calls]
     assert refusals[1]["resource"] == "arn:aws:iam::123456789012:role/r" and refusals[-1]["resource"] == "arn:aws:s3:::kopsible-state/k"
