@@ -108,11 +108,32 @@ def mix_marks(mix, seed):
     return [LOST_OPT_IN] if mix in LOST_MIXES else []
 
 
-@pytest.mark.parametrize("mix, seed", [pytest.param(m, seed, marks=mix_marks(m, seed), id="%s-%d" % (m, seed)) for m in sorted(MIXES) for seed in SEEDS])
+# One lost-answer case runs in every `make test` (issue 29 item 2): the retry-safe creates, with a seed chosen per run
+# (printed; KOPSIBLE_FAULT_SEED=N replays it), so each run tries another order of lost answers. Chosen in the test, not
+# in its id: every xdist worker must collect the same ids.
+PER_RUN = "per-run"
+
+
+def per_run_seed():
+    """The seed of the per-run case (int): ``KOPSIBLE_FAULT_SEED`` when set, else a fresh random one."""
+    import random
+
+    return int(os.environ.get("KOPSIBLE_FAULT_SEED") or random.SystemRandom().randrange(1, 1000000))
+
+
+@pytest.mark.parametrize(
+    "mix, seed",
+    [pytest.param(m, seed, marks=mix_marks(m, seed), id="%s-%d" % (m, seed)) for m in sorted(MIXES) for seed in SEEDS]
+    + [pytest.param("lost on retry-safe creates", PER_RUN, id="lost on retry-safe creates-" + PER_RUN)],
+)
 def test_kops_cluster_apply_under_faults(kops_world, reference, mix, seed):
     """The first run, under faults, either converges or fails cleanly (the default mix: converges); the re-run (faults
     off) converges to the reference and a run after a converged one changes nothing."""
     import json
+
+    if seed == PER_RUN:
+        seed = per_run_seed()
+        print("%s: seed %d (replay: KOPSIBLE_FAULT_SEED=%d pytest -k %r %s)" % (mix, seed, seed, PER_RUN, __file__))
 
     task = {"name": "c", "kopsible.kops.kops_cluster": kops_world.cluster_options(apply=True), "ignore_errors": True}
     # every run goes through the same proxy: kops writes the endpoint it was given into the nodes' configuration,
@@ -133,7 +154,7 @@ def test_kops_cluster_apply_under_faults(kops_world, reference, mix, seed):
             "failed: " + first.get("msg", "")[:300] if first.get("failed") else "converged",
         )
     )
-    assert stats["faults"] > 0
+    assert stats["faults"] > 0, "seed %d" % seed
     if mix == "default":  # docs/reliability.md: kops' retries absorb this mix; every seed's first run converges
         assert not first.get("failed"), first.get("msg")
     if first.get("failed"):
