@@ -201,16 +201,21 @@ LOCK_KEY = ".kopsible-locks/%s.json" % CLUSTER
 NOTE_KEY = ".kopsible-locks/%s.interrupted.json" % CLUSTER
 
 
-def kops_processes():
-    """The pids of kops processes still running a rolling update of the cluster (read from /proc)."""
+def kops_processes(emulator):
+    """The pids of kops processes still running a rolling update of the cluster against ``emulator`` (read from /proc:
+    another worker's test, or another run on the machine, may roll a cluster of the same name against its own)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open("/proc/%s/cmdline" % pid, "rb") as handle:
                 argv = handle.read().split(b"\0")
+            if not (argv and os.path.basename(argv[0]) == b"kops" and b"rolling-update" in argv and CLUSTER.encode() in argv):
+                continue
+            with open("/proc/%s/environ" % pid, "rb") as handle:
+                environ = handle.read().split(b"\0")
         except OSError:
             continue
-        if argv and os.path.basename(argv[0]) == b"kops" and b"rolling-update" in argv and CLUSTER.encode() in argv:
+        if ("S3_ENDPOINT=" + emulator.url).encode() in environ:
             found.append(int(pid))
     return found
 
@@ -268,7 +273,7 @@ def test_ctrl_c_mid_drain_says_what_it_left_and_the_rerun_converges(live):
         assert run.rc == 99 and "User interrupted execution" in run.stderr, (run.rc, run.stderr[-2000:])
         # the module's clean-up goes on after the controller left: wait for it to release the lock
         wait_for(lambda: store_object(live, LOCK_KEY) is None, timeout=60)
-        assert kops_processes() == []
+        assert kops_processes(live.emulator) == []
         note = store_object(live, NOTE_KEY)
         left = detached(live)
         assert note and note["signal"] == "SIGINT" and note["module"].endswith("rolling_update"), note
