@@ -139,8 +139,14 @@ def lifecycle(local, kubeconfig, yaml):
 
     extra = lifecycle_overrides(dns, ssh_key(), kubeconfig=kubeconfig)
     start = time.monotonic()
-    print("running playbooks/lifecycle.yml -e @examples/vars/us-east-1-ha.yml ...", flush=True)
-    run = run_playbook(playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"), emulator=emu, extra_vars=dict(example, **extra), resolv_conf=dns.resolv_conf)
+    print("running playbooks/lifecycle.yml -e @examples/vars/us-east-1-ha.yml (each task's result as it ends; the summary follows) ...", flush=True)
+    run = run_playbook(
+        playbook=os.path.join(ROOT, "playbooks", "lifecycle.yml"),
+        emulator=emu,
+        extra_vars=dict(example, **extra),
+        resolv_conf=dns.resolv_conf,
+        progress=sys.stdout,
+    )
     elapsed = time.monotonic() - start
     report(run, example, elapsed, world)
     if run.failed:

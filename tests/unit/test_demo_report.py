@@ -51,3 +51,38 @@ def test_upgrade_line_and_phases_show_the_control_plane_first():
     lines = demo.phase_lines(phases, {"a": "control-plane", "w": "node", "w2": "node"})
     assert "3 group(s) in 61s; kubelets after it: control plane v1.35.0, workers v1.34.1" in lines[0]
     assert "1 group(s) in 30s; kubelets after it: control plane v1.35.0, workers v1.35.0" in lines[1]
+
+
+def test_task_results_stream_while_the_play_runs(tmp_path):
+    """Issue 34 ('make demo prints nothing for about six minutes'): with ``progress``, each task's result line reaches
+    the reader while the play still runs (the next task waits for a file this test writes only after reading the
+    line), and the JSON results still arrive at the end."""
+    import sys
+    import threading
+
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    from harness.playbook import run_playbook
+
+    gate = tmp_path / "gate"
+    tasks = [
+        {"name": "First step", "ansible.builtin.command": "true", "changed_when": True},
+        {"name": "Skipped step", "ansible.builtin.debug": {"msg": "x"}, "when": False},
+        {"name": "Wait for the reader", "ansible.builtin.wait_for": {"path": str(gate), "timeout": 60}},
+        {"name": "Tolerated failure", "ansible.builtin.command": "false", "ignore_errors": True},
+    ]
+    read_fd, write_fd = os.pipe()
+    outcome = {}
+    with os.fdopen(write_fd, "w") as progress:
+        play = threading.Thread(target=lambda: outcome.update(run=run_playbook(tasks, progress=progress)))
+        play.start()
+        with os.fdopen(read_fd) as reader:
+            lines = [reader.readline(), reader.readline()]
+            assert not gate.exists() and play.is_alive()  # both lines came before the play could end
+            gate.write_text("go")
+            play.join(120)
+            progress.close()
+            lines += reader.read().splitlines(keepends=True)
+    assert [line.split()[0] for line in lines] == ["changed", "skipped", "ok", "ignored"], lines
+    assert lines[0].rstrip().endswith("s  First step") and lines[3].rstrip().endswith("Tolerated failure"), lines
+    run = outcome["run"]
+    assert run.rc == 0 and [name for name, _result in run.results] == [t["name"] for t in tasks]

@@ -119,6 +119,7 @@ def run_playbook(
     resolv_conf=None,
     on_start=None,
     stdout_callback="kopsible_json",
+    progress=None,
 ):
     """Run ``ansible-playbook`` on localhost and return a :class:`PlaybookRun`.
 
@@ -134,6 +135,9 @@ def run_playbook(
         machine resolves them through DNS.
     :param stdout_callback: the play's stdout callback; another than the default ``kopsible_json`` (e.g. ``default``,
         what users see) leaves the run's ``results`` empty.
+    :param progress: a file (e.g. ``sys.stdout``) that gets one line per task result as the play runs (status,
+        seconds, task name: the kopsible_json callback writes them to a duplicate of its descriptor), while the
+        results still arrive as JSON at the end.
     :param on_start: called with the ``subprocess.Popen`` of ``ansible-playbook`` once it started (its pid is the
         controller's), e.g. to send it the SIGINT a terminal sends on Ctrl-C.
     """
@@ -182,9 +186,17 @@ def run_playbook(
     if resolv_conf:
         cmd = [os.path.join(ROOT, "tools", "with-local-dns")] + cmd
         run_env["KOPSIBLE_RESOLV_CONF"] = resolv_conf
+    progress_fd = None
+    run_env.pop("KOPSIBLE_PROGRESS_FD", None)
+    if progress is not None:
+        progress.flush()
+        progress_fd = os.dup(progress.fileno())
+        run_env["KOPSIBLE_PROGRESS_FD"] = str(progress_fd)
     started = time.monotonic()
     try:
-        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_env, cwd=ROOT) as child:
+        with subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_env, cwd=ROOT, pass_fds=(progress_fd,) if progress_fd is not None else ()
+        ) as child:
             if on_start is not None:
                 on_start(child)
             try:
@@ -196,6 +208,8 @@ def run_playbook(
         proc = subprocess.CompletedProcess(cmd, child.returncode, stdout, stderr)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+        if progress_fd is not None:
+            os.close(progress_fd)
     run = PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
     log_run(run, time.monotonic() - started)
     return run
