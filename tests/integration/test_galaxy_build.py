@@ -55,7 +55,7 @@ def test_tarball_ships_the_collection_without_the_development_tree(installed):
         names = tar.getnames()
         manifest = json.load(tar.extractfile("MANIFEST.json"))
     assert manifest["collection_info"]["namespace"] == "kopsible" and manifest["collection_info"]["name"] == "kops"
-    assert manifest["collection_info"]["dependencies"] == {"amazon.aws": ">=9.0.0", "kubernetes.core": ">=5.0.0"}
+    assert manifest["collection_info"]["dependencies"] == {"amazon.aws": ">=9.0.0", "community.aws": ">=9.0.0", "kubernetes.core": ">=5.0.0"}
     for shipped in (
         "plugins/modules/route53_subdomain.py",
         "plugins/modules/kops_cluster.py",

@@ -105,7 +105,7 @@ def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tm
     # what the job runs with: the EE's own ansible-core, its collections (kopsible.kops from the tarball) and kops
     with open(os.path.join(ROOT, "galaxy.yml")) as handle:
         version = yaml.safe_load(handle)["version"]
-    assert ee.installed == {"amazon.aws": "10.1.2", "kubernetes.core": "6.2.0", "kopsible.kops": version}
+    assert ee.installed == {"amazon.aws": "10.1.2", "community.aws": "10.0.0", "kubernetes.core": "6.2.0", "kopsible.kops": version}
     # a job in the project directory (its ansible.cfg read, as ansible-runner reads it) finds the collection in
     # the EE's collection path, not in this checkout's .cache/collections link
     doc = subprocess.run([ee.bin("ansible-doc"), "--json", "kopsible.kops.kops_cluster"], env=ee.env(), cwd=ROOT, capture_output=True, text=True, check=False)

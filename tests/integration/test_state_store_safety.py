@@ -232,3 +232,28 @@ def test_concurrent_runs_on_one_cluster_both_succeed(applied_cluster, cluster_pl
     third = kplay([labels, scale])
     for name in ("labels", "scale"):
         assert third.result(name)["changed"] is False, (name, third.result(name).get("plan_summary"))
+
+
+def test_state_store_lifecycle_rule_read_back_idempotent_and_refused_below_one_day(emulator):
+    """Issue 34: the state_store role's lifecycle rule as S3 reports it, unchanged by a second run; NoncurrentDays
+    below 1, which S3 refuses (S3 API Reference, NoncurrentVersionExpiration), is refused before anything is written."""
+    from harness.playbook import run_playbook
+
+    def role(**variables):
+        variables = dict(state_store_bucket="kopsible-lifecycle", **variables)
+        return {"name": "state store", "ansible.builtin.include_role": {"name": "kopsible.kops.state_store"}, "vars": variables}
+
+    refused = run_playbook([role(state_store_noncurrent_version_days=0)], emulator=emulator)
+    assert refused.rc != 0 and refused.failed, refused.stdout[-2000:]
+    message = next(r for n, r in refused.results if r.get("failed"))["msg"]
+    assert "state_store_noncurrent_version_days: 0 is not a whole number of days of 1 or more (S3 refuses NoncurrentDays below 1" in message, message
+    assert "kopsible-lifecycle" not in [b["Name"] for b in emulator.client("s3").list_buckets()["Buckets"]]
+
+    first = run_playbook([role(state_store_noncurrent_version_days=30)], emulator=emulator)
+    assert first.rc == 0, first.stdout[-2000:]
+    [rule] = emulator.client("s3").get_bucket_lifecycle_configuration(Bucket="kopsible-lifecycle")["Rules"]
+    assert rule["ID"] == "kopsible-state-store-versions" and rule["Status"] == "Enabled"
+    assert rule["NoncurrentVersionExpiration"]["NoncurrentDays"] == 30 and rule["Expiration"]["ExpiredObjectDeleteMarker"] is True
+    assert rule["AbortIncompleteMultipartUpload"]["DaysAfterInitiation"] == 7
+    again = run_playbook([role(state_store_noncurrent_version_days=30)], emulator=emulator)
+    assert again.rc == 0 and [n for n, r in again.results if r.get("changed")] == [], [n for n, r in again.results if r.get("changed")]
