@@ -77,7 +77,7 @@ def test_collection_tarball_and_requirements_reach_the_context(context):
     assert (context / "_build" / "requirements.txt").read_text() == open(os.path.join(ROOT, "meta", "ee-requirements.txt")).read()
     assert (context / "_build" / "bindep.txt").read_text() == open(os.path.join(ROOT, "bindep.txt")).read()
     collections = {c["name"]: c["version"] for c in yaml.safe_load((context / "_build" / "requirements.yml").read_text())["collections"]}
-    assert set(collections) == {"amazon.aws", "kubernetes.core"}
+    assert set(collections) == {"amazon.aws", "community.aws", "kubernetes.core"}
     containerfile = (context / "Containerfile").read_text()
     assert "COPY _build/requirements.txt requirements.txt" in containerfile
     assert "--user-pip=requirements.txt --user-bindep=bindep.txt" in containerfile
