@@ -50,6 +50,20 @@ options:
     description: With O(upgrade_to), one hop straight to the target (or back), the control plane still first.
     type: bool
     default: false
+  etcd_backups:
+    description:
+      - Read the backups etcd-manager wrote for each etcd cluster of the spec (C(main), C(events)) from its
+        C(backups.backupStore), by default C(<configBase>/backups/etcd/<name>) in the state store, and return them in
+        RV(clusters[].etcd_backups). One listing per etcd cluster and one read of the newest backup's meta file;
+        C(s3://) and C(file://) backup stores.
+    type: bool
+    default: false
+  etcd_backup_max_age:
+    description:
+      - A Go duration such as C(24h) or C(90m); implies O(etcd_backups). Each etcd cluster's RV(clusters[].etcd_backups[].stale)
+        is true when it has no backup or its newest one is older than this. etcd-manager backs up every 15 minutes
+        by default, so a healthy cluster's newest backup is younger than that.
+    type: str
 extends_documentation_fragment:
   - kopsible.kops.kops_info
   - kopsible.kops.kops.read_only
@@ -83,6 +97,18 @@ EXAMPLES = r"""
     kubeconfig: /tmp/mycluster01.kubeconfig
     upgrade_to: 1.35.0
   register: plan
+
+- name: The etcd backups, with the etcd clusters whose newest backup is older than a day
+  kopsible.kops.kops_cluster_info:
+    name: mycluster01.kopsclustertest.example.org
+    state_store: s3://example-kops-state
+    etcd_backup_max_age: 24h
+    cloud: false
+  register: backups
+
+- name: Stop when an etcd cluster has no backup of the last day
+  ansible.builtin.assert:
+    that: backups.clusters[0].etcd_backups | selectattr('stale') | list | length == 0
 
 - name: Stop unless the cluster validates
   ansible.builtin.assert:
@@ -224,6 +250,26 @@ clusters:
         control_plane_rolls: {description: Rolls of the control plane (one per hop)., returned: success, type: int}
         worker_rolls: {description: Rolls of the workers (the end one included)., returned: success, type: int}
         steps: {description: The plan as sentences., returned: success, type: list, elements: str}
+    etcd_backups:
+      description: The backups of each etcd cluster of the spec, in its order; null unless O(etcd_backups) or O(etcd_backup_max_age).
+      returned: always
+      type: list
+      elements: dict
+      contains:
+        name: {description: "The etcd cluster, e.g. C(main).", returned: success, type: str, sample: main}
+        backup_store: {description: Where its backups are., returned: success, type: str, sample: "s3://example-kops-state/mycluster01.kopsclustertest.example.org/backups/etcd/main"}
+        count: {description: Number of backups., returned: success, type: int}
+        total_size: {description: Bytes of their data files (C(etcd.backup.gz))., returned: success, type: int}
+        newest:
+          description: "The newest backup (C(name), C(time), C(age_seconds), C(size) in bytes, C(etcd_version) from its meta file); null without backups."
+          returned: success
+          type: dict
+        oldest: {description: "The oldest backup (C(name), C(time), C(age_seconds), C(size)); null without backups.", returned: success, type: dict}
+        max_age_seconds: {description: O(etcd_backup_max_age) in seconds; null without it., returned: success, type: float}
+        stale:
+          description: True when there is no backup or the newest is older than O(etcd_backup_max_age); null without it.
+          returned: success
+          type: bool
 state_store:
   description: The state store read (O(state_store) or E(KOPS_STATE_STORE), without a trailing C(/)).
   returned: always
@@ -239,6 +285,7 @@ kops_invocations:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, check_account, kops_argument_spec, kops_setting, state_store_of
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
@@ -253,6 +300,8 @@ def argument_spec():
         upgrade_to=dict(type="str"),
         hop_versions=dict(type="list", elements="str"),
         allow_version_skip=dict(type="bool", default=False),
+        etcd_backups=dict(type="bool", default=False),
+        etcd_backup_max_age=dict(type="str"),
     )
     spec.update(kops_argument_spec())
     return spec
@@ -273,6 +322,12 @@ def main():
         module.fail_json(msg="upgrade_to: needs name (the plan is of one cluster)")
     if params["kubeconfig"] and not kops_pdb.HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib("kubernetes"))
+    max_age = None
+    if params["etcd_backup_max_age"] is not None:
+        try:
+            max_age = kops_rules.duration_seconds(params["etcd_backup_max_age"], "etcd_backup_max_age")
+        except kops_rules.RuleError as exc:
+            module.fail_json(msg=str(exc))
     state_store = state_store_of(module)
     with module.aws_failures("kops_cluster_info: STS GetCallerIdentity failed (allowed_account_ids); nothing was read"):
         check_account(module, params["allowed_account_ids"])
@@ -283,6 +338,7 @@ def main():
         validation = validate(module, runner, state_store, record) if runner else None
         info = kops_info.cluster_info(record, cloud, nodes, validation)
         info["upgrade_plan"] = upgrade_plan(module, info) if params["upgrade_to"] else None
+        info["etcd_backups"] = etcd_backups(module, record, max_age) if params["etcd_backups"] or max_age is not None else None
         clusters.append(info)
     module.exit_json(changed=False, state_store=state_store, clusters=clusters, kops_invocations=runner.calls if runner else [])
 
@@ -309,6 +365,20 @@ def upgrade_plan(module, info):
         )
     except kops_rules.RuleError as exc:
         module.fail_json(msg="%s (cluster %s; nothing was written)" % (exc, info["cluster_name"]))
+
+
+def etcd_backups(module, record, max_age):
+    """The etcd backups of the cluster of ``record`` (_state_store.etcd_backups.read_cluster_backups); fails naming the
+    backup store that could not be read."""
+    from ansible_collections.kopsible.kops.plugins.module_utils._state_store import etcd_backups as backups
+    from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import s3_client
+
+    stores = [store for dummy, store in backups.backup_stores(record["cluster"])]
+    client = s3_client(module) if any(store.startswith("s3://") for store in stores) else None
+    try:
+        return backups.read_cluster_backups(client, record["cluster"], max_age)
+    except StoreError as exc:
+        module.fail_json(msg="etcd_backups: cannot read the etcd backups of cluster %s: %s" % (record["name"], exc))
 
 
 def validate(module, runner, state_store, record):

@@ -153,6 +153,7 @@ def test_awx_jobs_create_and_sliced_fleet_rollout(emulator, ssh_public_key, tmp_
             "fleet_batch_size": 1,
             "upgrade_cloudonly": True,
             "upgrade_validate": False,
+            "upgrade_etcd_backup_max_age": "",  # no control plane runs for these clusters, so no etcd-manager backs them up
             "upgrade_control_plane_interval": "1s",
             "upgrade_node_interval": "1s",
             "upgrade_bastion_interval": "1s",

@@ -72,6 +72,7 @@ def test_fleet_rollout_stops_at_the_failing_cluster(emulator, ssh_public_key, tm
         aws_region="us-east-1",
         upgrade_cloudonly=True,
         upgrade_validate=False,
+        upgrade_etcd_backup_max_age="",  # no control plane runs for these clusters, so no etcd-manager backs them up
         upgrade_control_plane_interval="1s",
         upgrade_node_interval="1s",
         upgrade_bastion_interval="1s",

@@ -121,6 +121,50 @@ def test_check_mode_prints_the_whole_plan_and_writes_nothing(small):
     assert small.store_versions() == store
 
 
+def test_etcd_backups_read_back_and_a_stale_one_refuses_the_upgrade_writing_nothing(small):
+    """Issue 34 item 2: the backups etcd-manager (the world's stand-in) wrote to the state store, as kops_cluster_info
+    reads them, against the objects themselves; an upgrade whose newest backup is older than
+    upgrade_etcd_backup_max_age stops before anything is written."""
+    import gzip
+    import json
+    import struct
+
+    s3 = small.emulator.client("s3")
+    info = {"kopsible.kops.kops_cluster_info": {"name": CLUSTER, "cloud": False, "etcd_backups": True}}
+    bad = {"kopsible.kops.kops_cluster_info": {"name": CLUSTER, "cloud": False, "etcd_backup_max_age": "1 day"}, "ignore_errors": True}
+    run = small.play([dict(info, name="backups"), dict(bad, name="bad")])
+    found = {b["name"]: b for b in run.result("backups")["clusters"][0]["etcd_backups"]}
+    assert sorted(found) == ["events", "main"], found
+    for name, backups in found.items():
+        prefix = "%s/backups/etcd/%s/" % (CLUSTER, name)
+        assert backups["backup_store"] == "s3://%s/%s" % (BUCKET, prefix.rstrip("/"))
+        keys = {o["Key"]: o["Size"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents", [])}
+        names = sorted({k[len(prefix) :].split("/")[0] for k in keys if k.endswith("/_etcd_backup.meta")})
+        assert backups["count"] == len(names) >= 1 and backups["newest"]["name"] == names[-1], (backups, sorted(keys))
+        data_key = prefix + names[-1] + "/etcd.backup.gz"
+        assert backups["newest"]["size"] == keys[data_key]
+        snapshot = gzip.decompress(s3.get_object(Bucket=BUCKET, Key=data_key)["Body"].read())
+        assert struct.unpack_from("<I", snapshot, 16)[0] == 0xED0CDAED  # a bbolt database: etcd's snapshot
+        meta = json.loads(s3.get_object(Bucket=BUCKET, Key=prefix + names[-1] + "/_etcd_backup.meta")["Body"].read())
+        assert backups["newest"]["etcd_version"] == meta["etcdVersion"] and meta["etcdVersion"]
+        assert 0 <= backups["newest"]["age_seconds"] < 15 * 60 and backups["stale"] is None
+    assert run.result("bad")["msg"] == "etcd_backup_max_age: '1 day' is not a duration such as 24h, 90m or 30s"
+
+    time.sleep(max(0, 2 - min(b["newest"]["age_seconds"] for b in found.values())))
+    state, store = small.emulator.snapshot(), small.store_versions()
+    refused = small.play([upgrade(small, upgrade_etcd_backup_max_age="1s")])
+    failed = [(n, r) for n, r in refused.results if r.get("failed")]
+    assert [n.split(" : ")[-1] for n, _r in failed] == [
+        "Pre-flight - a recent etcd backup of every etcd cluster (etcd-manager's, kops docs/operations/etcd_backup_restore_encryption.md)"
+    ], failed
+    msg = failed[0][1]["msg"]
+    assert msg.startswith("upgrade_etcd_backup_max_age: 1s; etcd cluster main: newest backup %s is " % found["main"]["newest"]["name"]), msg
+    assert "etcd cluster events: newest backup %s is " % found["events"]["newest"]["name"] in msg and "nothing was written" in msg, msg
+    after = small.emulator.snapshot()
+    assert after == state, small.emulator.snapshot_diff(state, after)
+    assert small.store_versions() == store and spec_version(small) == "1.32.13"
+
+
 def test_a_kill_in_the_second_hop_then_a_rerun_resumes_there_and_converges(small):
     worker_versions = []
     watching = threading.Event()

@@ -9,8 +9,10 @@ kubernetes.core) from the venv's ``ansible`` package, then runs ``ansible-test s
 
 ansible-test creates one virtual environment per sanity test and bootstraps pip into each with a
 get-pip.py it downloads from a host this project cannot reach; ``tests/sanity/get_pip.py`` stands in
-for it. Those environments and the bootstrap live under ``.cache/ansible-test-home`` (HOME for
-ansible-test), so the user's ``~/.ansible`` is left alone and later runs reuse them.
+for it. Those environments and the bootstrap live under ``$XDG_CACHE_HOME/kopsible/ansible-test-home``
+(``~/.cache/...`` by default; HOME for ansible-test), so the user's ``~/.ansible`` is left alone and later runs reuse
+them, from any checkout on the machine, as pip's and Go's caches are reused (ansible-test names each environment
+by its Python version and requirements and makes a missing one again).
 
 Usage: ``python tests/sanity/run_sanity.py [ansible-test sanity options...]``, e.g. ``--test pep8``. Exit status: ansible-test's.
 """
@@ -25,7 +27,7 @@ import tarfile
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-HOME = os.path.join(ROOT, ".cache", "ansible-test-home")
+HOME = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "kopsible", "ansible-test-home")
 DEPENDENCIES = (("amazon", "aws"), ("kubernetes", "core"))
 
 

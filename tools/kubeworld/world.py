@@ -11,6 +11,10 @@ address, as dns-controller sets them to the control-plane nodes' addresses in AW
 ``kops-controller.internal.<cluster>`` (same placeholder) to the private addresses of the registered
 control-plane nodes, kept so through a roll, as dns-controller keeps it from kops-controller's pods.
 
+It also plays etcd-manager's backups (:mod:`.etcd_manager`): when a cluster's control plane starts and then
+every ``backupInterval``, a backup of ``main`` and ``events`` in each one's backup store, as etcd-manager
+writes them.
+
 For clusters with an API load balancer (gossip ``*.k8s.local``, ``dns: none``, or any cluster with
 ``api.loadBalancer``, internal ones included) kops' kubeconfig and ``kops validate cluster`` connect to the
 load balancer's DNS name (pkg/kubeconfig/create_kubecfg.go, ``GetApiIngressStatus``): the world lists those
@@ -37,6 +41,7 @@ from harness.snapshot import GLOBAL_REGION, partition_of
 
 from . import pki
 from .control_plane import ControlPlane, ControlPlaneError
+from .etcd_manager import EtcdManager
 from .node_agent import NodeAgent, StoreView
 
 CA_SUFFIX = "/pki/private/kubernetes-ca/keyset.yaml"
@@ -60,6 +65,7 @@ class Cluster(object):
         self.lb_names = []
         self.dns_updates = []
         self.kops_controller_ips = None  # what kops-controller.internal.<cluster> holds after the last pass (None: no such record)
+        self.etcd_manager = None
 
 
 class KubeWorld(object):
@@ -147,7 +153,9 @@ class KubeWorld(object):
             knobs_path=os.path.join(workdir, "knobs.json"),
         ).start()
         cluster = Cluster(name, bucket, prefix, address, control_plane, agent, store, s3_region)
+        cluster.etcd_manager = EtcdManager(lambda: self.aws("s3", s3_region), bucket, prefix, "http://%s:2379" % address)
         self.clusters[(bucket, prefix)] = cluster
+        self.play_etcd_manager(cluster)  # etcd-manager backs up when its etcd cluster is up, before anyone waits on it
         return cluster
 
     def stop_cluster(self, key):
@@ -155,6 +163,18 @@ class KubeWorld(object):
         cluster.agent.stop()
         cluster.control_plane.stop()
         self.errors.update({"%s: %s" % (cluster.name, e): n for e, n in cluster.agent.error_log.items()})
+
+    # -- etcd-manager ----------------------------------------------------------------------------------
+    def play_etcd_manager(self, cluster):
+        """Back up the cluster's etcd clusters when one is due (:class:`etcd_manager.EtcdManager`); a failure is
+        counted in the world's errors and retried on the next pass, as etcd-manager retries."""
+        if not cluster.etcd_manager.due():
+            return
+        try:
+            cluster.etcd_manager.backup()
+        except Exception as exc:
+            cluster.etcd_manager.last = time.time() - cluster.etcd_manager.interval + 5 * self.period
+            self.errors["%s: etcd-manager: backup failed: %s: %s" % (cluster.name, type(exc).__name__, str(exc)[:200])] += 1
 
     # -- dns-controller --------------------------------------------------------------------------------
     def play_dns_controller(self, cluster):
@@ -251,6 +271,7 @@ class KubeWorld(object):
         for key in [k for k in self.failed if k not in found]:
             self.failed.pop(key)
         for cluster in self.clusters.values():
+            self.play_etcd_manager(cluster)
             self.play_dns_controller(cluster)
         self.write_state()
 
@@ -284,6 +305,7 @@ class KubeWorld(object):
                 "agent_skew_refusals": dict(c.agent.skew_refusals),
                 "agent_registration_refusals": dict(c.agent.registration_refusals),
                 "kops_controller_ips": c.kops_controller_ips,
+                "etcd_backups": c.etcd_manager.written if c.etcd_manager else [],
             }
         path = os.path.join(self.state_dir, "world.json")
         with open(path + ".tmp", "w") as handle:
