@@ -33,6 +33,7 @@ def main(argv=None):
         parser.error("--prefix must be three octets of the loopback range, e.g. 127.1.0")
     sys.path.insert(0, HERE)
     import boto3
+    import botocore.config
 
     from kubeworld.world import KubeWorld
 
@@ -45,7 +46,9 @@ def main(argv=None):
         key = (service, region or args.region)
         with lock:
             if key not in clients:
-                clients[key] = boto3.session.Session().client(service, endpoint_url=args.emulator_url, region_name=key[1])
+                clients[key] = boto3.session.Session().client(
+                    service, endpoint_url=args.emulator_url, region_name=key[1], config=botocore.config.Config(user_agent_extra="kopsible-kube-world")
+                )
             return clients[key]
 
     def partitions():
