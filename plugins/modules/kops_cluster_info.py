@@ -257,7 +257,11 @@ clusters:
       elements: dict
       contains:
         name: {description: "The etcd cluster, e.g. C(main).", returned: success, type: str, sample: main}
-        backup_store: {description: Where its backups are., returned: success, type: str, sample: "s3://example-kops-state/mycluster01.kopsclustertest.example.org/backups/etcd/main"}
+        backup_store:
+          description: Where its backups are.
+          returned: success
+          type: str
+          sample: "s3://example-kops-state/mycluster01.kopsclustertest.example.org/backups/etcd/main"
         count: {description: Number of backups., returned: success, type: int}
         total_size: {description: Bytes of their data files (C(etcd.backup.gz))., returned: success, type: int}
         newest:
