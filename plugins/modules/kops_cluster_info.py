@@ -336,13 +336,14 @@ def main():
     with module.aws_failures("kops_cluster_info: STS GetCallerIdentity failed (allowed_account_ids); nothing was read"):
         check_account(module, params["allowed_account_ids"])
     runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"]) if params["validate"] else None
+    backup_clients = {}  # the S3 client of the etcd backup reads, made once for every cluster
     clusters = []
     for record in kops_info.read_records(module, state_store, [name] if name else None):
         cloud, nodes = kops_info.cloud_and_nodes(module, record, params["cloud"], params["kubeconfig"], params["kube_context"])
         validation = validate(module, runner, state_store, record) if runner else None
         info = kops_info.cluster_info(record, cloud, nodes, validation)
         info["upgrade_plan"] = upgrade_plan(module, info) if params["upgrade_to"] else None
-        info["etcd_backups"] = etcd_backups(module, record, max_age) if params["etcd_backups"] or max_age is not None else None
+        info["etcd_backups"] = etcd_backups(module, record, max_age, backup_clients) if params["etcd_backups"] or max_age is not None else None
         clusters.append(info)
     module.exit_json(changed=False, state_store=state_store, clusters=clusters, kops_invocations=runner.calls if runner else [])
 
@@ -371,16 +372,17 @@ def upgrade_plan(module, info):
         module.fail_json(msg="%s (cluster %s; nothing was written)" % (exc, info["cluster_name"]))
 
 
-def etcd_backups(module, record, max_age):
-    """The etcd backups of the cluster of ``record`` (_state_store.etcd_backups.read_cluster_backups); fails naming the
-    backup store that could not be read."""
+def etcd_backups(module, record, max_age, clients):
+    """The etcd backups of the cluster of ``record`` (_state_store.etcd_backups.read_cluster_backups); ``clients`` (dict)
+    keeps the S3 client made for the first cluster with an ``s3://`` backup store. Fails naming the backup store that
+    could not be read."""
     from ansible_collections.kopsible.kops.plugins.module_utils._state_store import etcd_backups as backups
     from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import s3_client
 
-    stores = [store for dummy, store in backups.backup_stores(record["cluster"])]
-    client = s3_client(module) if any(store.startswith("s3://") for store in stores) else None
+    if "s3" not in clients and any(store.startswith("s3://") for dummy, store in backups.backup_stores(record["cluster"])):
+        clients["s3"] = s3_client(module)
     try:
-        return backups.read_cluster_backups(client, record["cluster"], max_age)
+        return backups.read_cluster_backups(clients.get("s3"), record["cluster"], max_age)
     except StoreError as exc:
         module.fail_json(msg="etcd_backups: cannot read the etcd backups of cluster %s: %s" % (record["name"], exc))
 

@@ -6,8 +6,11 @@ killed (the controller and kops with it) during the second hop's roll; the re-ru
 the worker rolled once, never under an older control plane; a run after the end changes nothing. A hook that fails
 after the control-plane phase stops the upgrade with the workers untouched."""
 
+import gzip
+import json
 import os
 import signal
+import struct
 import threading
 import time
 
@@ -125,10 +128,6 @@ def test_etcd_backups_read_back_and_a_stale_one_refuses_the_upgrade_writing_noth
     """Issue 34 item 2: the backups etcd-manager (the world's stand-in) wrote to the state store, as kops_cluster_info
     reads them, against the objects themselves; an upgrade whose newest backup is older than
     upgrade_etcd_backup_max_age stops before anything is written."""
-    import gzip
-    import json
-    import struct
-
     s3 = small.emulator.client("s3")
     info = {"kopsible.kops.kops_cluster_info": {"name": CLUSTER, "cloud": False, "etcd_backups": True}}
     bad = {"kopsible.kops.kops_cluster_info": {"name": CLUSTER, "cloud": False, "etcd_backup_max_age": "1 day"}, "ignore_errors": True}
