@@ -490,6 +490,57 @@ def auto_scaling_group_update_stores_capacity_rebalance():
 
 
 @patch
+def auto_scaling_group_update_stores_termination_policies():
+    """autoscaling:UpdateAutoScalingGroup with TerminationPolicies, then DescribeAutoScalingGroups.
+
+    moto: CreateAutoScalingGroup stores them, UpdateAutoScalingGroup drops them ("not yet implemented"), so a
+    group keeps showing the policies it was created with.
+    AWS: stored and returned (and followed when the group scales in).
+    """
+    from moto.autoscaling.responses import AutoScalingResponse
+
+    original = AutoScalingResponse.update_auto_scaling_group
+
+    def update_auto_scaling_group(self):
+        response = original(self)
+        policies = self._get_param("TerminationPolicies", [])
+        if policies:
+            name = self._get_param("AutoScalingGroupName")
+            self.autoscaling_backend.describe_auto_scaling_groups([name])[0].termination_policies = policies
+        return response
+
+    AutoScalingResponse.update_auto_scaling_group = update_auto_scaling_group
+
+
+@patch
+def terminate_with_decrement_keeps_the_min_size():
+    """autoscaling:TerminateInstanceInAutoScalingGroup with ShouldDecrementDesiredCapacity=true on a group whose
+    desired capacity equals its MinSize.
+
+    moto: terminates the instance and lowers the desired capacity below the minimum.
+    AWS: HTTP 400 ValidationError ("Currently, desiredSize equals minSize (N). Terminating instance without
+    replacement will violate group's min size constraint. Either set shouldDecrementDesiredCapacity flag to false
+    or lower group's min size."), nothing terminated.
+    """
+    from moto.autoscaling.exceptions import ValidationError
+    from moto.autoscaling.models import AutoScalingBackend
+
+    original = AutoScalingBackend.terminate_instance
+
+    def terminate_instance(self, instance_id, should_decrement):
+        if should_decrement:
+            for group in self.autoscaling_groups.values():
+                if any(state.instance.id == instance_id for state in group.instance_states) and group.desired_capacity <= group.min_size:
+                    raise ValidationError(
+                        "Currently, desiredSize equals minSize (%d). Terminating instance without replacement will violate group's min size "
+                        "constraint. Either set shouldDecrementDesiredCapacity flag to false or lower group's min size." % group.min_size
+                    )
+        return original(self, instance_id, should_decrement)
+
+    AutoScalingBackend.terminate_instance = terminate_instance
+
+
+@patch
 def delete_key_pair_by_id():
     """ec2:DeleteKeyPair with KeyPairId (what ``kops delete cluster`` sends, pkg/resources/aws/aws.go).
 

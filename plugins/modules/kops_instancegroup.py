@@ -184,13 +184,36 @@ options:
       - Merged into the stored value; keys given are set, keys not given are kept,
         a key set to C(null) is removed. Nested dicts merge the same way; lists replace.
     type: dict
+  kubeconfig:
+    description:
+      - A kubeconfig for the cluster's Kubernetes API, to drain a scale-down. With O(apply=true), when the group's new
+        maximum is below its Auto Scaling group's desired capacity, the run chooses the instances AWS would remove (by
+        the group's termination policies, zone balance first, then each policy in order, C(Default) last; where AWS
+        picks at random, the lowest instance id), cordons and drains their Nodes as kops drains a node it rolls
+        (evictions through the Eviction API, DaemonSet and mirror pods left, an eviction a PodDisruptionBudget refuses
+        retried every 5 s until O(drain_timeout)), terminates exactly those instances with the desired capacity
+        decremented, and then applies. RV(scale_down) reports it.
+      - Without it, the same instances are named in RV(scale_down) and a warning, and AWS terminates them undrained
+        when kops lowers the maximum. In check mode nothing is drained or terminated.
+    type: path
+  kube_context:
+    description: Context of O(kubeconfig) to use; default the context named after the cluster (as C(kops export kubecfg) names it), else the current context.
+    type: str
+  drain_timeout:
+    description: How long the drain of a scale-down may take, a Go duration (kops' C(--drain-timeout), whose default is 15m).
+    type: str
+    default: 15m
 extends_documentation_fragment:
   - kopsible.kops.kops
   - kopsible.kops.kops.apply
   - amazon.aws.common.modules
   - amazon.aws.region.modules
   - amazon.aws.boto3
+requirements:
+  - kubernetes (Python client), only to drain a scale-down (O(kubeconfig))
 notes:
+  - Deleting a group (O(state=absent)) removes its Auto Scaling group without a drain, as C(kops delete instancegroup)
+    does; scale it to 0 with O(kubeconfig) first to drain it.
   - Supports check mode and diff mode; a second identical run reports C(changed=false) after one kops call
     (C(kops get)), two with O(apply=true).
 """
@@ -203,6 +226,16 @@ EXAMPLES = r"""
     min_size: 3
     max_size: 3
     apply: true
+
+- name: Scale the workers of us-east-1a down to 2, draining the instances that go (preview with --check first)
+  kopsible.kops.kops_instancegroup:
+    cluster: mycluster01.kopsclustertest.example.org
+    name: nodes-us-east-1a
+    min_size: 2
+    max_size: 2
+    apply: true
+    kubeconfig: ~/.kube/mycluster01
+    drain_timeout: 10m
 
 - name: Scale and apply at once, without the dry run (the run wrote the spec, so it applies straight away)
   kopsible.kops.kops_instancegroup:
@@ -282,6 +315,27 @@ plan_note:
   description: Why RV(plan) is missing or null (the dry run skipped with O(plan_before_apply=false); in check mode, a new cluster).
   returned: when O(apply=true) and no plan was computed
   type: str
+scale_down:
+  description:
+    - The instances an apply of a lower maximum removes, chosen before kops ran, and what was done to them.
+    - C(auto_scaling_group), C(desired_capacity) (before), C(max_size) (after), C(termination_policies) (the
+      group's), C(instances) (the ids chosen; in check mode or without O(kubeconfig), the ones AWS would remove),
+      C(drained) (whether they were drained), C(nodes_drained), C(pods_evicted) (C(namespace/name)),
+      C(budget_refusals) (evictions a PodDisruptionBudget refused before letting them through),
+      C(instances_terminated).
+  returned: when O(apply=true) lowers the maximum below the desired capacity
+  type: dict
+  sample:
+    auto_scaling_group: nodes-us-east-1a.mycluster01.kopsclustertest.example.org
+    desired_capacity: 3
+    max_size: 2
+    termination_policies: [Default]
+    instances: [i-0a1b2c3d4e5f60718]
+    drained: true
+    nodes_drained: [i-0a1b2c3d4e5f60718.ec2.internal]
+    pods_evicted: [default/web-5d8c7b9f6-abcde]
+    budget_refusals: 1
+    instances_terminated: [i-0a1b2c3d4e5f60718]
 kops_invocations:
   description:
     - The kops commands this run made (argv without secrets, rc, seconds).
@@ -323,8 +377,11 @@ state_store_safety:
 
 import functools
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_cluster_ops, kops_ig, kops_output, kops_rules, kops_spec
-from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import region_of_spec
+from ansible.module_utils.basic import missing_required_lib
+
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_cluster_ops, kops_ig, kops_output, kops_pdb, kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import scale_down
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import asg_name, region_of_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.guard import StoreGuard, replan_on_change
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, state_store_of
@@ -427,6 +484,9 @@ def argument_spec():
         # IntOrString (a count or a percentage such as "20%")
         rolling_update=dict(type="dict", options=_options(max_surge="raw", max_unavailable="raw", drain_and_terminate="bool")),
         spec=dict(type="dict"),
+        kubeconfig=dict(type="path"),
+        kube_context=dict(type="str"),
+        drain_timeout=dict(type="str", default="15m"),
     )
     return spec
 
@@ -473,6 +533,91 @@ def plan_and_apply(module, ops, params, cluster_name, scratch, result):
     preview = functools.partial(scratch.ops.plan, cluster_name) if scratch else None
     plan, applied = ops.plan_and_apply(cluster_name, module.check_mode, preview=preview, plan_before_apply=params["plan_before_apply"])
     kops_output.report_plan(result, plan, applied)
+
+
+def drain_scale_down(module, params, result):
+    """Before kops lowers the group's maximum below its Auto Scaling group's desired capacity (an apply of a
+    scale-down), choose the instances AWS would remove (scale_down.choose_instances) and report them in
+    ``result['scale_down']``; with a kubeconfig (and not in check mode) drain their Nodes and terminate exactly them
+    with the desired capacity decremented, so kops' change of the maximum removes nothing more. Without a kubeconfig it
+    warns that AWS will terminate them undrained. Fails naming the node, the pods left and what was written."""
+    spec = result.get("spec") or {}
+    role = kops_spec.normalize_role(spec.get("role"))
+    name = asg_name(result["cluster"], {"metadata": {"name": result["name"]}, "spec": {"role": role}})
+    if role == "Bastion" or name is None:  # bastions run no pods
+        return
+    min_size, max_size = scale_down.default_sizes(role, spec.get("minSize"), spec.get("maxSize"))
+    autoscaling = module.client("autoscaling")
+    found = autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[name]).get("AutoScalingGroups") or []
+    count = scale_down.excess(found[0], max_size) if found else 0
+    if not count:  # not applied yet, or no instance above the new maximum
+        return
+    asg = found[0]
+    ids = [i["InstanceId"] for i in asg.get("Instances") or []]
+    launch_times = {}
+    for reservation in module.client("ec2").describe_instances(InstanceIds=ids).get("Reservations") or [] if ids else []:
+        for instance in reservation.get("Instances") or []:
+            launch_times[instance["InstanceId"]] = instance["LaunchTime"].timestamp()
+    chosen = scale_down.choose_instances(asg, count, launch_times)
+    report = result["scale_down"] = dict(
+        auto_scaling_group=name,
+        desired_capacity=asg.get("DesiredCapacity"),
+        max_size=max_size,
+        termination_policies=asg.get("TerminationPolicies") or ["Default"],
+        instances=chosen,
+        drained=False,
+        nodes_drained=[],
+        pods_evicted=[],
+        budget_refusals=0,
+        instances_terminated=[],
+    )
+    result["changed"] = True
+    if not params["kubeconfig"]:
+        module.warn(
+            "InstanceGroup %s: its Auto Scaling group goes from %s to %s instances and AWS terminates %s without a drain: no "
+            "kubeconfig was given (give kubeconfig to drain them first)" % (result["name"], asg.get("DesiredCapacity"), max_size, ", ".join(chosen))
+        )
+        return
+    if module.check_mode:
+        return
+    if not kops_pdb.HAS_KUBERNETES:
+        module.fail_json(msg=missing_required_lib("kubernetes (to drain the scale-down of %s)" % result["name"]), **result)
+    k8s_client, k8s_config = kops_pdb.kubernetes_client()
+    done = "no instance was terminated and the Auto Scaling group is unchanged"
+    try:
+        context = params["kube_context"] or kops_pdb.default_context(params["kubeconfig"], result["cluster"])
+        core = k8s_client.CoreV1Api(k8s_config.new_client_from_config(config_file=params["kubeconfig"], context=context))
+        for instance_id in chosen:
+            node = scale_down.node_of_instance(core, instance_id)
+            if node is None:  # kops: "Skipping drain of instance, because it is not registered in kubernetes"
+                continue
+            drained = scale_down.drain_node(core, k8s_client, node, kops_rules.duration_seconds(params["drain_timeout"], "drain_timeout"))
+            report["nodes_drained"].append(drained["node"])
+            report["pods_evicted"].extend(drained["evicted"])
+            report["budget_refusals"] += drained["budget_refusals"]
+    except scale_down.DrainError as exc:
+        report["pods_evicted"].extend(exc.evicted)
+        module.fail_json(
+            msg="scale-down of InstanceGroup %s: %s; node %s is left cordoned (pods still on it: %s); %s; the InstanceGroup spec %s"
+            % (result["name"], exc, exc.node, ", ".join(exc.remaining) or "none", done, "was stored" if result["changes"] else "is as it was"),
+            **result,
+        )
+    except Exception as exc:  # the kubernetes client raises many types (ApiException, urllib3, ConfigException)
+        module.fail_json(
+            msg="scale-down of InstanceGroup %s: the Kubernetes API failed while draining (%s: %s); nodes drained: %s; %s"
+            % (result["name"], type(exc).__name__, str(exc).splitlines()[0][:300] if str(exc) else "", ", ".join(report["nodes_drained"]) or "none", done),
+            **result,
+        )
+    report["drained"] = True
+    try:
+        scale_down.lower_min_size(autoscaling, asg, len(chosen), min_size)
+        scale_down.terminate_instances(autoscaling, chosen, report["instances_terminated"])
+    except Exception as exc:  # botocore ClientError/BotoCoreError: name what was terminated
+        module.fail_json(
+            msg="scale-down of InstanceGroup %s: AWS failed to terminate the drained instances (%s); terminated: %s"
+            % (result["name"], exc, ", ".join(report["instances_terminated"]) or "none"),
+            **result,
+        )
 
 
 def report_stored(module, writer, result, manifest):
@@ -553,6 +698,8 @@ def ensure_and_apply(module, ops, params, guard):
             scratch.remove_instance_group(params["name"])
         elif removing:
             ops.delete_instance_group(result["cluster"], params["name"])
+        if params["apply"] and params["state"] == "present":
+            drain_scale_down(module, params, result)
         if params["apply"] and (params["state"] == "present" or result["changed"]):
             plan_and_apply(module, ops, params, result["cluster"], scratch, result)
     finally:
@@ -569,6 +716,7 @@ def main():
         kops_rules.cluster_name(params["cluster"], "cluster")
         if params["role"]:
             kops_ig.check_role(params["role"])
+        kops_rules.duration_seconds(params["drain_timeout"], "drain_timeout")  # kops' --drain-timeout: a Go duration
     except kops_rules.RuleError as exc:
         module.fail_json(msg=str(exc))
     state_store = state_store_of(module)

@@ -253,6 +253,36 @@ def test_auto_scaling_group_update_stores_capacity_rebalance(emulator):
     assert describe_group(emulator)["CapacityRebalance"] is True
 
 
+def test_auto_scaling_group_update_stores_termination_policies(emulator):
+    ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
+    _, subnets = vpc_with_subnets(ec2)
+    group_with_template(emulator, subnets, size=1)
+    assert asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["TerminationPolicies"] == ["Default"]
+    asg.update_auto_scaling_group(AutoScalingGroupName="g", TerminationPolicies=["OldestInstance", "Default"])
+    assert asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["TerminationPolicies"] == ["OldestInstance", "Default"]
+    asg.update_auto_scaling_group(AutoScalingGroupName="g", MaxSize=2)  # not named: unchanged
+    assert asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["TerminationPolicies"] == ["OldestInstance", "Default"]
+
+
+def test_terminate_with_decrement_keeps_the_min_size(emulator):
+    """AWS refuses a terminate-with-decrement that would take the desired capacity below MinSize (the scale-down that
+    drains lowers MinSize first: _kops.scale_down.lower_min_size)."""
+    ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
+    _, subnets = vpc_with_subnets(ec2)
+    group_with_template(emulator, subnets, size=2)
+    first, second = [i["InstanceId"] for i in asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["Instances"]]
+    with pytest.raises(botocore.exceptions.ClientError) as error:
+        asg.terminate_instance_in_auto_scaling_group(InstanceId=first, ShouldDecrementDesiredCapacity=True)
+    assert error.value.response["Error"]["Code"] == "ValidationError" and "min size constraint" in error.value.response["Error"]["Message"]
+    group = asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]
+    assert group["DesiredCapacity"] == 2 and len(group["Instances"]) == 2
+    assert ec2.describe_instances(InstanceIds=[first])["Reservations"][0]["Instances"][0]["State"]["Name"] == "running"
+    asg.update_auto_scaling_group(AutoScalingGroupName="g", MinSize=1)
+    asg.terminate_instance_in_auto_scaling_group(InstanceId=first, ShouldDecrementDesiredCapacity=True)
+    group = asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]
+    assert group["DesiredCapacity"] == 1 and [i["InstanceId"] for i in group["Instances"]] == [second]
+
+
 def test_delete_key_pair_by_id(emulator):
     ec2 = emulator.client("ec2")
     kept = ec2.create_key_pair(KeyName="kept")["KeyPairId"]

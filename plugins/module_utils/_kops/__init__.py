@@ -5,4 +5,6 @@ the collection; names may change).
 
 - :mod:`.facts`: one function per fact kops derives from a cluster spec or names an AWS resource by: a spec's
   topology and region, an InstanceGroup's zones and Auto Scaling group name, and the InstanceGroup of a group name.
+- :mod:`.scale_down`: a scale-down that drains: the instances an Auto Scaling group would remove (its termination
+  policies), their Nodes drained as kops drains a node it rolls, and exactly those terminated.
 """
