@@ -360,6 +360,10 @@ def kops_instancegroup_categories(known):
                 st.from_regex(r"[1-9]\d?(m|h|s)", fullmatch=True).filter(lambda d: d.endswith(("m", "s")) or int(d[:-1]) < 24),
                 st.sampled_from(["1 day", "forever", "-48h", "48", "1d"]),
             ).map(lambda d: Case({"max_instance_lifetime": d}, ("max_instance_lifetime",), "bad max_instance_lifetime")),
+            # drain_timeout: kops' --drain-timeout, a Go duration (time.ParseDuration)
+            st.one_of(st.sampled_from(["15 minutes", "-1m", "1d", "m", "ten"]), st.text(LOWER, min_size=1, max_size=5)).map(
+                lambda d: Case({"drain_timeout": d}, ("drain_timeout",), "bad duration")
+            ),
             st.one_of(
                 st.text(LOWER, min_size=1, max_size=8).filter(lambda t: t not in ("required", "optional")).map(lambda t: {"http_tokens": t}),
                 st.one_of(st.integers(-100, 0), st.integers(65, 1000)).map(lambda n: {"http_put_response_hop_limit": n}),
