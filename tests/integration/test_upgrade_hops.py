@@ -224,9 +224,38 @@ def test_a_kill_in_the_second_hop_then_a_rerun_resumes_there_and_converges(small
     assert not done.failed and [n for n, r in done.results if r.get("changed")] == [], [n for n, r in done.results if r.get("changed")]
 
 
+def autoscaler(replicas):
+    """A cluster-autoscaler Deployment where kops' addon puts it (kube-system/cluster-autoscaler)."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "cluster-autoscaler", "namespace": "kube-system"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "cluster-autoscaler"}},
+            "template": {
+                "metadata": {"labels": {"app": "cluster-autoscaler"}},
+                "spec": {"containers": [{"name": "cluster-autoscaler", "image": "registry.k8s.io/autoscaling/cluster-autoscaler:v1.35.0"}]},
+            },
+        },
+    }
+
+
 def test_a_failing_hook_after_the_control_plane_stops_before_the_workers(small, tmp_path):
+    """Also issue 34: the cluster-autoscaler is scaled to 0 for the roll (the hook reads 0 replicas) and its 2 replicas
+    are restored when the upgrade fails."""
+    import kubernetes
+
+    apps = kubernetes.client.AppsV1Api(small.kube.api_client(CLUSTER))
+    apps.create_namespaced_deployment("kube-system", autoscaler(2))
     hook = tmp_path / "smoke.yml"
-    hook.write_text("- name: Smoke test after the control plane\n  ansible.builtin.fail:\n    msg: smoke test failed\n")
+    hook.write_text(
+        "- name: Read the cluster-autoscaler\n"
+        "  kubernetes.core.k8s_info: {kind: Deployment, namespace: kube-system, name: cluster-autoscaler, kubeconfig: %s}\n"
+        "  register: hook_autoscaler\n"
+        "- name: Smoke test after the control plane\n  ansible.builtin.fail:\n"
+        "    msg: 'smoke test failed; cluster-autoscaler replicas {{ hook_autoscaler.resources[0].spec.replicas }}'\n" % small.kubeconfig
+    )
     ec2 = small.emulator.client("ec2")
 
     def worker_templates():
@@ -241,6 +270,11 @@ def test_a_failing_hook_after_the_control_plane_stops_before_the_workers(small, 
     assert run.failed
     failed = [(n, r) for n, r in run.results if r.get("failed")]
     assert [n for n, _r in failed] == ["kopsible.kops.upgrade : Smoke test after the control plane"], failed
+    assert failed[0][1]["msg"] == "smoke test failed; cluster-autoscaler replicas 0"
+    restored = next(r for n, r in run.results if n.endswith("Cluster-autoscaler - restored to the replicas it had (also when the upgrade failed)"))
+    assert restored.get("changed") is True, restored
+    deployment = apps.read_namespaced_deployment("cluster-autoscaler", "kube-system")
+    assert deployment.spec.replicas == 2 and "kopsible.kops/paused-replicas" not in (deployment.metadata.annotations or {})
     assert kubelets(small) == {"control-plane": ["v1.36.1"], "node": ["v1.35.0"]}
     # the workers untouched: no new version of their launch template, no worker task ran
     assert worker_templates() == before and before, before
