@@ -147,6 +147,9 @@ REASONS = [
     (r"root_volume", r"must be 0 \(kops' default\) or more|^Unsupported parameters|unable to convert to int"),
     (r"validate without kubeconfig", r"validate: needs name \(one cluster\) and kubeconfig"),
     (r"upgrade_to without name", r"upgrade_to: needs name"),
+    (r"unknown format", NOT_ONE_OF),
+    (r"bad file mode", r"is not a file mode|has bits beyond the permissions"),
+    (r"dest not writable", r"is not a directory, so .* cannot be made"),
 ]
 
 
@@ -299,3 +302,10 @@ def test_kops_cluster_info_matrix(gossip_cluster):
 def test_kops_instancegroup_info_matrix(gossip_cluster):
     cases = inputs.cases(inputs.kops_instancegroup_info_categories(known_options("kops_instancegroup_info")))
     run_matrix(gossip_cluster, "kops_instancegroup_info", {"cluster": GOSSIP, "cloud": False}, cases, kops=kops_options())
+
+
+@pytest.mark.kops
+def test_kops_toolbox_dump_matrix(gossip_cluster, tmp_path):
+    cases = inputs.cases(inputs.kops_toolbox_dump_categories(known_options("kops_toolbox_dump")))
+    run_matrix(gossip_cluster, "kops_toolbox_dump", {"name": GOSSIP, "dest": str(tmp_path) + "/"}, cases, kops=kops_options())
+    assert list(tmp_path.iterdir()) == []  # the base ran in check mode, every case was refused: no file

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from conftest import BUCKET, CLUSTER, UBUNTU_AMI, KopsWorld
+from harness.emulator import SECRET_KEY
 from harness.kube_world import wait_for
 from harness.store_factory import run_kops
 from kubeworld.node_agent import StoreView
@@ -181,6 +182,88 @@ def test_validate_fails_closed_on_not_ready_node(live):
         assert worker.metadata.name in result["msg"]
     finally:
         live.kube.knobs(CLUSTER)
+    wait_for(lambda: node_ready(core, worker.metadata.name))
+
+
+def test_cluster_role_leaves_a_diagnostics_dump_without_secrets_when_validation_fails(live, tmp_path):
+    """Issue 34 item 5: the cluster role's validation fails (a worker NotReady); its rescue runs kops_toolbox_dump,
+    and the failure names the file. The file holds kops' cloud dump (the running instances), the stored spec and the
+    cluster's Kubernetes objects (the NotReady node among them), and no key material: not a Secret's value, not a
+    PEM private key in a ConfigMap, not the admin credential of the kubeconfig, not the AWS secret key."""
+    import base64
+    import os
+    import subprocess
+
+    import kubernetes
+
+    core = live.kube.core(CLUSTER)
+    key_file = tmp_path / "tls.key"
+    subprocess.run(["openssl", "genrsa", "-out", str(key_file), "2048"], check=True, capture_output=True)
+    key = key_file.read_text()
+    body = key.split("\n")[1]  # a line of the key's base64 body
+    meta = kubernetes.client.V1ObjectMeta
+    core.create_namespaced_secret(
+        "default", kubernetes.client.V1Secret(metadata=meta(name="app-tls"), type="kubernetes.io/tls", string_data={"tls.key": key, "tls.crt": "x"})
+    )
+    core.create_namespaced_config_map("default", kubernetes.client.V1ConfigMap(metadata=meta(name="app-bundle"), data={"bundle.pem": "a key\n" + key}))
+    worker = next(n for n in core.list_node().items if "node-role.kubernetes.io/node" in n.metadata.labels)
+    kubeconfig, diagnostics = str(tmp_path / "kubeconfig"), tmp_path / "diagnostics"
+    options = live.cluster_options()
+    role_vars = {
+        "cluster_name": CLUSTER,
+        "cluster_zones": options["zones"],
+        "cluster_control_plane_zones": options["control_plane_zones"],
+        "cluster_kubernetes_version": options["kubernetes_version"],
+        "cluster_dns_zone": options["dns_zone"],
+        "cluster_image": options["image"],
+        "cluster_channel": options["channel"],
+        "cluster_ssh_public_key": options["ssh_public_key"],
+        "cluster_export_kubeconfig": True,
+        "cluster_kubeconfig": kubeconfig,
+        "cluster_validate": True,
+        "cluster_validation_timeout": "0s",
+        "cluster_diagnostics_dir": str(diagnostics),
+    }
+    live.kube.knobs(CLUSTER, not_ready_nodes=[worker.metadata.name])
+    try:
+        wait_for(lambda: not node_ready(core, worker.metadata.name))
+        run = live.play([{"name": "cluster", "ansible.builtin.include_role": {"name": "kopsible.kops.cluster"}, "vars": role_vars}])
+    finally:
+        live.kube.knobs(CLUSTER)
+        core.delete_namespaced_secret("app-tls", "default")
+        core.delete_namespaced_config_map("app-bundle", "default")
+    assert run.failed
+    validated = run.result("kopsible.kops.cluster : Cluster %s is present" % CLUSTER)
+    assert validated.get("failed") and worker.metadata.name in validated["msg"], validated.get("msg")
+    dump = run.result("kopsible.kops.cluster : Diagnostics - kops toolbox dump, secrets redacted, of %s" % CLUSTER)
+    files = sorted(diagnostics.iterdir())
+    assert [f.name for f in files] == [os.path.basename(dump["dump_file"])] and dump["written"] is True, dump
+    assert files[0].name.startswith(CLUSTER + "-") and files[0].suffix == ".yaml"
+    assert oct(files[0].stat().st_mode & 0o777) == "0o600"
+    failure = run.result("kopsible.kops.cluster : The failure of Cluster %s is present" % CLUSTER)
+    assert failure["msg"] == "%s (diagnostics: %s)" % (validated["msg"], dump["dump_file"]), failure["msg"]
+
+    text = files[0].read_text()
+    document = yaml.safe_load(text)
+    assert worker.metadata.name in document["dump"]["reason"] and document["dump"]["cluster"] == CLUSTER
+    assert document["cluster"]["metadata"]["name"] == CLUSTER
+    assert sorted(i["name"] for i in document["cloud"]["instances"]) == sorted(running_instances(live))
+    assert sorted(i["name"] for i in dump["instances"]) == sorted(running_instances(live))
+    nodes = {n["metadata"]["name"]: n for n in document["kubernetes"]["v1/nodes"]}
+    assert set(nodes) == {n.metadata.name for n in core.list_node().items}
+    ready = [c["status"] for c in nodes[worker.metadata.name]["status"]["conditions"] if c["type"] == "Ready"]
+    assert ready != ["True"], ready
+    secret = next(s for s in document["kubernetes"]["v1/secrets"] if s["metadata"]["name"] == "app-tls")
+    assert sorted(secret["data"]) == ["tls.crt", "tls.key"] and all(v.startswith("<redacted: ") for v in secret["data"].values())
+    bundle = next(c for c in document["kubernetes"]["v1/configmaps"] if c["metadata"]["name"] == "app-bundle")
+    assert bundle["data"]["bundle.pem"].startswith("a key\n<redacted: "), bundle["data"]
+    assert dump["kubernetes_objects"]["v1/nodes"] == len(nodes) and dump["errors"] == [], dump
+    assert any(p.endswith(".data.tls.key") for p in dump["redacted"]) and any(p.endswith(".bundle.pem") for p in dump["redacted"])
+    # no key material anywhere in the file
+    admin = yaml.safe_load(open(kubeconfig))["users"][0]["user"]
+    for material in (body, base64.b64encode(key.encode()).decode()[:40], admin["client-key-data"][:40], SECRET_KEY):
+        assert material not in text
+    assert "PRIVATE KEY-----" not in text
     wait_for(lambda: node_ready(core, worker.metadata.name))
 
 

@@ -244,8 +244,15 @@ def test_lifecycle_without_one_action_stops_naming_it(emulator, kops_dns, ssh_pu
     run = run_lifecycle(emulator, example, lifecycle_overrides(kops_dns, ssh_public_key), kops_dns, operator_env)
     assert run.rc != 0
     failed = [(n, r) for n, r in run.results if r.get("failed")]
-    assert len(failed) == 1, failed
+    # the module's failure, then the cluster role's re-raise of it after its diagnostics rescue: no dump, since the
+    # create stopped before kops wrote the cluster's spec (kops ran only its read of the state store)
+    assert [n for n, _r in failed] == [failed[0][0], "kopsible.kops.cluster : The failure of " + failed[0][0].split(" : ", 1)[1]], failed
     name, result = failed[0]
+    assert failed[1][1]["msg"] == "%s (no diagnostics: name: cluster %s is not in the state store s3://%s; nothing was written)" % (
+        result["msg"],
+        example["cluster_name"],
+        example["state_store_bucket"],
+    ), failed[1][1]["msg"]
     assert name.endswith("is present") and "kops_invocations" in result, name  # kops_cluster: kops create cluster
     assert "is not authorized to perform: %s on resource: arn:aws:s3:::%s/" % (REMOVED_ACTION, example["state_store_bucket"]) in result["msg"], result["msg"]
     # The only refusals: that action, by the operator, on the state store; the steps before it ran.

@@ -33,8 +33,11 @@ def test_roles_keep_the_plays_module_defaults(tmp_path):
 
     upgrade = play(store, "upgrade", {"upgrade_cluster": CLUSTER, "upgrade_kubernetes_version": "1.35.0", "upgrade_validate": False})
     failed = [(n, r) for n, r in upgrade.results if r.get("failed")]
-    assert [n for n, _r in failed] == ["kopsible.kops.upgrade : Pre-flight - the cluster is in the state store"], failed
-    assert failed[0][1]["msg"] == "upgrade_cluster: cluster %s is not in the state store %s; nothing was written" % (CLUSTER, store)
+    assert [n for n, _r in failed] == [
+        "kopsible.kops.upgrade : Pre-flight - the cluster is in the state store",
+        "kopsible.kops.upgrade : The failure of Pre-flight - the cluster is in the state store",
+    ], failed
+    assert failed[0][1]["msg"] == failed[1][1]["msg"] == "upgrade_cluster: cluster %s is not in the state store %s; nothing was written" % (CLUSTER, store)
 
     # a role variable still wins over the play's value
     other = tmp_path / "other"

@@ -153,10 +153,12 @@ def test_etcd_backups_read_back_and_a_stale_one_refuses_the_upgrade_writing_noth
     state, store = small.emulator.snapshot(), small.store_versions()
     refused = small.play([upgrade(small, upgrade_etcd_backup_max_age="1s")])
     failed = [(n, r) for n, r in refused.results if r.get("failed")]
-    assert [n.split(" : ")[-1] for n, _r in failed] == [
-        "Pre-flight - a recent etcd backup of every etcd cluster (etcd-manager's, kops docs/operations/etcd_backup_restore_encryption.md)"
-    ], failed
+    preflight = "Pre-flight - a recent etcd backup of every etcd cluster (etcd-manager's, kops docs/operations/etcd_backup_restore_encryption.md)"
+    assert [n.split(" : ")[-1] for n, _r in failed] == [preflight, "The failure of " + preflight], failed
     msg = failed[0][1]["msg"]
+    # the role's failure repeats it without a diagnostics dump: a pre-flight refusal before kops ran takes none
+    assert failed[1][1]["msg"] == msg
+    assert refused.result("kopsible.kops.upgrade : Diagnostics - kops toolbox dump, secrets redacted, of %s" % CLUSTER)["skipped"]
     assert msg.startswith("upgrade_etcd_backup_max_age: 1s; etcd cluster main: newest backup %s is " % found["main"]["newest"]["name"]), msg
     assert "etcd cluster events: newest backup %s is " % found["events"]["newest"]["name"] in msg and "nothing was written" in msg, msg
     after = small.emulator.snapshot()
@@ -243,7 +245,8 @@ def autoscaler(replicas):
 
 def test_a_failing_hook_after_the_control_plane_stops_before_the_workers(small, tmp_path):
     """Also issue 34: the cluster-autoscaler is scaled to 0 for the roll (the hook reads 0 replicas) and its 2 replicas
-    are restored when the upgrade fails."""
+    are restored when the upgrade fails; the failure leaves a diagnostics dump taken before the restore (the
+    autoscaler in it has 0 replicas), named in the role's failure."""
     import kubernetes
 
     apps = kubernetes.client.AppsV1Api(small.kube.api_client(CLUSTER))
@@ -266,11 +269,21 @@ def test_a_failing_hook_after_the_control_plane_stops_before_the_workers(small, 
         }
 
     before = worker_templates()
-    run = small.play([upgrade(small, upgrade_kubernetes_version="1.36.1", upgrade_after_control_plane_tasks=str(hook))])
+    diagnostics = tmp_path / "diagnostics"
+    run = small.play(
+        [upgrade(small, upgrade_kubernetes_version="1.36.1", upgrade_after_control_plane_tasks=str(hook), upgrade_diagnostics_dir=str(diagnostics))]
+    )
     assert run.failed
     failed = [(n, r) for n, r in run.results if r.get("failed")]
-    assert [n for n, _r in failed] == ["kopsible.kops.upgrade : Smoke test after the control plane"], failed
+    hook_task = "kopsible.kops.upgrade : Smoke test after the control plane"
+    assert [n for n, _r in failed] == [hook_task, "kopsible.kops.upgrade : The failure of Smoke test after the control plane"], failed
     assert failed[0][1]["msg"] == "smoke test failed; cluster-autoscaler replicas 0"
+    dumps = sorted(diagnostics.iterdir())
+    assert len(dumps) == 1 and failed[1][1]["msg"] == "smoke test failed; cluster-autoscaler replicas 0 (diagnostics: %s)" % dumps[0], failed[1][1]["msg"]
+    dumped = yaml.safe_load(dumps[0].read_text())
+    assert dumped["dump"]["reason"] == "Smoke test after the control plane: smoke test failed; cluster-autoscaler replicas 0"
+    paused = [d for d in dumped["kubernetes"]["apps/v1/deployments"] if d["metadata"]["name"] == "cluster-autoscaler"]
+    assert [d["spec"]["replicas"] for d in paused] == [0] and dumped["cluster"]["spec"]["kubernetesVersion"] == "1.36.1"
     restored = next(r for n, r in run.results if n.endswith("Cluster-autoscaler - restored to the replicas it had (also when the upgrade failed)"))
     assert restored.get("changed") is True, restored
     deployment = apps.read_namespaced_deployment("cluster-autoscaler", "kube-system")

@@ -511,6 +511,23 @@ def kops_instancegroup_info_categories(known):
     )
 
 
+def kops_toolbox_dump_categories(known):
+    """Categories for kops_toolbox_dump over ``{'name': <gossip cluster>, 'dest': <a temporary directory>/}``: each
+    refused before kops runs or anything is read."""
+    return (
+        [
+            dns_names("k8s.local", "name", "name")[0],
+            dns_names("k8s.local", "name", "name")[3],
+            unknown_enum("format", ["yaml", "json"]),
+            st.sampled_from(["0999", "rw", "a+q", "", "u=rw;go=", "0o8", 70000, -1]).map(lambda m: Case({"mode": m}, ("mode",), "bad file mode")),
+            st.sampled_from(["/etc/hostname/x.yaml", "/etc/hostname/dir/", "/dev/null/x/"]).map(lambda d: Case({"dest": d}, ("dest",), "dest not writable")),
+            unknown_option(known),
+        ]
+        + kops_common_categories()[:4]
+        + wrong_types(bool_fields=("cloud_resources", "k8s_resources"))
+    )
+
+
 def _draw(strategy, count):
     found = []
 

@@ -101,7 +101,7 @@ def _python():
     return sys.executable
 
 
-KOPS_MODULES = ("kops_cluster", "kops_instancegroup", "rolling_update", "kops_cluster_info", "kops_instancegroup_info")
+KOPS_MODULES = ("kops_cluster", "kops_instancegroup", "rolling_update", "kops_cluster_info", "kops_instancegroup_info", "kops_toolbox_dump")
 
 
 def run_playbook(

@@ -7,4 +7,6 @@ the collection; names may change).
   topology and region, an InstanceGroup's zones and Auto Scaling group name, and the InstanceGroup of a group name.
 - :mod:`.scale_down`: a scale-down that drains: the instances an Auto Scaling group would remove (its termination
   policies), their Nodes drained as kops drains a node it rolls, and exactly those terminated.
+- :mod:`.diagnostics`: a diagnostics dump: the Kubernetes objects kops' resource dumper lists, and the redaction of
+  Secret values, PEM private keys and credentials that kops does not do.
 """
