@@ -249,6 +249,10 @@ def write_files(args, info):
         "AWS_EC2_METADATA_DISABLED": "true",
         "S3_ENDPOINT": info["url"],
         "S3_REGION": REGION,
+        # kops by hand refuses a custom S3 endpoint without its own key pair (util/pkg/vfs/s3context.go: "S3_ACCESS_KEY_ID
+        # cannot be empty when S3_ENDPOINT is not empty"); the modules set these themselves (kops_runner.kops_environment)
+        "S3_ACCESS_KEY_ID": info["credentials"]["access_key"],
+        "S3_SECRET_ACCESS_KEY": info["credentials"]["secret_key"],
     }
     kops_env = dict(info["kops"]["kops_env"])
     env_file = os.path.join(args.out_dir, "sandbox.env")
