@@ -91,7 +91,7 @@ KOPS_DIR = kops_module_dir()
 CASES_DIR = os.path.join(KOPS_DIR, "tests", "integration", "create_cluster")
 CASES = aws_cases(KOPS_DIR)
 
-# Cases that cannot pass, with the reason found in kops' source (strict: they must fail).
+# Cases that cannot pass, with the reason found in kops' source: each must fail with kops' own message (XFAIL_MESSAGE), else the test fails.
 MOCK_VPC = (
     "the case's VPC vpc-12345678 is 10.0.0.0/12 with subnets 10.10.0.0/24 and 10.11.0.0/24 "
     "(cmd/kops/create_cluster_integration_test.go CreateVpcWithId), which AWS refuses (a VPC CIDR block is /16 "

@@ -214,11 +214,11 @@ def test_absent_removes_user_keys_group_and_policy(emulator, play):
     "role_vars, message",
     [
         ({"kops_iam_user_name": "kops operator"}, "kops_iam_user_name: 'kops operator' must be 1-64 characters"),
-        ({"kops_iam_user_name": "u" * 65}, "kops_iam_user_name:"),
+        ({"kops_iam_user_name": "u" * 65}, "kops_iam_user_name: '%s' must be 1-64 characters" % ("u" * 65)),
         ({"kops_iam_group_name": "g/roup"}, "kops_iam_group_name: 'g/roup' must be"),
         ({"kops_iam_policy_mode": "least_privilege"}, "kops_iam_state_store_buckets: required with kops_iam_policy_mode=least_privilege"),
-        ({"kops_iam_policy_mode": "admin"}, "kops_iam_policy_mode"),
-        ({"kops_iam_partition": "aws-eu"}, "kops_iam_partition"),
+        ({"kops_iam_policy_mode": "admin"}, "value of kops_iam_policy_mode must be one of: managed, least_privilege, got: admin"),
+        ({"kops_iam_partition": "aws-eu"}, "value of kops_iam_partition must be one of: "),
     ],
 )
 def test_bad_input_fails_naming_the_field_and_writes_nothing(emulator, play, role_vars, message):

@@ -218,7 +218,7 @@ BAD_INPUTS = [
     ({"name": "cp", "role": "Master", "min_size": 2, "max_size": 2}, "min_size: 2; a ControlPlane InstanceGroup has at most 1"),
     ({"name": NODES, "max_instance_lifetime": "12h"}, "max_instance_lifetime: 12h is under 24h"),
     ({"name": NODES, "max_instance_lifetime": "1 day"}, "max_instance_lifetime: '1 day' is not a duration"),
-    ({"name": NODES, "instance_metadata": {"http_tokens": "always"}}, "instance_metadata.http_tokens"),
+    ({"name": NODES, "instance_metadata": {"http_tokens": "always"}}, "instance_metadata.http_tokens: 'always' must be required or optional"),
     ({"name": NODES, "instance_metadata": {"http_put_response_hop_limit": 0}}, "instance_metadata.http_put_response_hop_limit: 0 must be 1 or more"),
     (
         {"name": NODES, "instance_metadata": {"tokens": "required"}},

@@ -145,9 +145,9 @@ def test_uppercase_and_trailing_dot_are_normalised(emulator, play):
         ({"parent_zone_id": "ZNOSUCHZONE"}, "no hosted zone has the id ZNOSUCHZONE"),
         ({"ttl": -1}, "ttl: must be between"),
         ({"private": True}, "vpc_id: required"),
-        ({"verify_dns": True, "nameservers": ["127.0.0.1:notaport"]}, "nameservers:"),
+        ({"verify_dns": True, "nameservers": ["127.0.0.1:notaport"]}, "nameservers: '127.0.0.1:notaport' must be IP, IP:PORT or [IPv6]:PORT"),
         ({"parent_zone": "example.org", "parent_zone_id": "Z1"}, "mutually exclusive"),
-        ({"state": "gone"}, "state"),
+        ({"state": "gone"}, "value of state must be one of: present, absent, got: gone"),
     ],
 )
 def test_bad_input_fails_and_writes_nothing(emulator, play, options, message):

@@ -20,9 +20,9 @@ from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import Ru
         ({"mixed_instances_policy": {"spot_instance_pools": -1}}, "spot_instance_pools: -1 must be 0 or more"),
         ({"external_load_balancers": [{"target_group_arn": 123}]}, "external_load_balancers[0].target_group_arn: 123 must be a string"),
         ({"instance_metadata": {"http_put_response_hop_limit": True}}, "http_put_response_hop_limit: True must be a whole number"),
-        ({"taints": ["k=v:NoSchedule\n"]}, "taints[0]"),
+        ({"taints": ["k=v:NoSchedule\n"]}, "taints[0]: 'k=v:NoSchedule\\n' must be key[=value]:Effect with Effect one of"),
         ({"taints": [7]}, "taints[0]: 7 must be a string"),
-        ({"max_instance_lifetime": "24h\n"}, "max_instance_lifetime"),
+        ({"max_instance_lifetime": "24h\n"}, "max_instance_lifetime: '24h\\n' is not a duration such as 24h, 90m or 30s"),
     ],
 )
 def test_typed_and_anchored_ig_rules(params, message):
