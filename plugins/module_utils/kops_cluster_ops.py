@@ -16,7 +16,7 @@ try:
 except ImportError:  # reported by every kops module through missing_required_lib (kops_common.state_store_of)
     yaml = None
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv, kops_kubeconfig, kops_output, kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv, kops_kubeconfig, kops_output, kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import instance_group_zones, subnet_topology
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import manifest_key
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import rolling_update_args
@@ -80,9 +80,10 @@ class ClusterOps(object):
     overwrites in ``previous_versions``. ``before_write`` is called (no arguments) before every command that
     writes the state store or the cloud (StoreGuard.take_lock: the cluster's lock). ``autoscaling`` is a
     callable returning a boto3 Auto Scaling client: with it, :meth:`plan` reads back the group fields kops
-    lists in every plan without reading them (kops_output.settle_unread_fields)."""
+    lists in every plan without reading them (kops_output.settle_unread_fields). ``on_intend`` is called with the
+    spec changes a step is about to write (:meth:`intend`)."""
 
-    def __init__(self, runner, state_store, route53=None, versions=None, before_write=None, autoscaling=None, update_options=None):
+    def __init__(self, runner, state_store, route53=None, versions=None, before_write=None, autoscaling=None, update_options=None, on_intend=None):
         self.runner = runner
         # what every kops update cluster of this run covers: instance_group_roles, prune (update_cluster_args), and
         # reconcile: apply with kops reconcile cluster --yes instead (reconcile_cluster_args)
@@ -95,37 +96,16 @@ class ClusterOps(object):
         self._before_write = before_write
         self.previous_versions = {}
         self.spec_written = False  # a spec change this run wrote and the cloud does not have yet
-        self.planned = None  # the spec changes of this attempt (intend), for _state_store.guard.replan_on_change
-        self._first_plan = None
-        self._conflict = None
+        self.planned = None  # the spec changes of this attempt (intend), kept by _kops.run.KopsRun for a re-plan
+        self._on_intend = on_intend
 
     def intend(self, changes):
-        """Record the spec changes (kops_spec.diff_paths list) this run is about to write, before writing them. In the
-        attempt after a replan, fail (the callback of :meth:`replan`) when a field of them was changed by another run
-        since the first attempt read the spec (kops_spec.changed_meanwhile)."""
-        if self._conflict is not None:
-            conflicts = kops_spec.changed_meanwhile(self._first_plan, changes)
-            if conflicts:
-                self._conflict(conflicts)
+        """Record the spec changes (kops_spec.diff_paths list) this run is about to write, before writing them, after
+        the ``on_intend`` check (_kops.run.KopsRun: in the attempt after a re-plan it raises when another run changed
+        one of those fields meanwhile)."""
+        if self._on_intend is not None:
+            self._on_intend(changes)
         self.planned = changes
-
-    def replan(self, module, guard):
-        """Prepare the second attempt of _state_store.guard.replan_on_change: keep the first attempt's planned changes and
-        fail the module from :meth:`intend` when the new plan meets a field another run changed."""
-        self._first_plan, self.planned = self.planned or [], None
-        cluster = guard.cluster
-
-        def conflict(fields):
-            module.fail_json(
-                msg="another run changed fields this run sets while it waited %ss for the lock of cluster %s: "
-                "%s. This run wrote nothing; re-run to set them over the other run's values"
-                % (guard.lock.waited if guard.lock else 0, cluster, "; ".join(fields)),
-                conflicting_fields=fields,
-                kops_invocations=self.runner.calls,
-                state_store_safety=guard.facts(),
-            )
-
-        self._conflict = conflict
 
     def _writing(self, spec=False):
         if self._before_write:

@@ -560,18 +560,17 @@ import tempfile
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rolling, kops_rules, kops_spec, route53
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import region_of_spec
-from ansible_collections.kopsible.kops.plugins.module_utils._state_store.guard import StoreGuard, replan_on_change
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import KopsRun, checked
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
     CREATE_ONLY,
-    ClusterOps,
     cluster_facts,
     create_only_differences,
     requested_options,
     stored_create_options,
 )
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, kops_setting, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, kops_setting
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import ScratchStore
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
 
 
 def argument_spec():
@@ -1022,40 +1021,12 @@ def main():
     params = dict(module.params)
     if "PRIVATE KEY" in (params["ssh_public_key"] or ""):
         module.no_log_values.add(params["ssh_public_key"])  # a private key given by mistake: never echo it
-    try:
-        name = check_params(params, module.region)
-    except kops_rules.RuleError as exc:
-        module.fail_json(msg=str(exc))
-    state_store = state_store_of(module)
-    runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"])
-    guard = StoreGuard(module, state_store, name)
-    ops = ClusterOps(
-        runner,
-        state_store,
-        versions=guard.versions_reader(),
-        before_write=guard.take_lock,
-        route53=lambda: module.client("route53", retry_decorator=route53.retry_decorator()),
-        autoscaling=lambda: module.client("autoscaling"),
-        update_options=update_options(params),
-    )
-    with module.aws_failures("AWS call failed for cluster %s" % name), guard:
-        try:
-            result = replan_on_change(
-                module,
-                guard,
-                ops,
-                lambda: ensure_present(module, ops, name, params, guard.s3) if params["state"] == "present" else ensure_absent(module, ops, name, params),
-            )
-        except KopsError as exc:
-            module.fail_json(
-                msg="kops failed for cluster %s: %s" % (name, exc.message),
-                kops_invocations=runner.calls,
-                previous_versions=ops.previous_versions,
-                state_store_safety=guard.facts(),
-                **exc.to_result(),
-            )
-    result.update(kops_invocations=runner.calls, previous_versions=ops.previous_versions, state_store_safety=guard.facts())
-    module.exit_json(**result)
+    name = checked(module, check_params, params, module.region)
+    route53_client = functools.partial(module.client, "route53", retry_decorator=route53.retry_decorator())
+    failure = "kops failed for cluster %s" % name
+    run = KopsRun(module, name, "cluster %s" % name, failure, params["kubeconfig"], route53=route53_client, update_options=update_options(params))
+    present = params["state"] == "present"
+    run.exit(run(lambda: ensure_present(module, run.ops, name, params, run.guard.s3) if present else ensure_absent(module, run.ops, name, params)))
 
 
 if __name__ == "__main__":

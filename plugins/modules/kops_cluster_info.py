@@ -289,8 +289,9 @@ kops_invocations:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import checked, read_only_store
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, check_account, kops_argument_spec, kops_setting, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, kops_setting
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 
@@ -311,40 +312,43 @@ def argument_spec():
     return spec
 
 
-def main():
-    module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
+def check_params(module):
+    """The cluster name (str, or None for every cluster of the store) after the option rules; fails the module naming
+    the option."""
     params = module.params
-    name = None
-    if params["name"] is not None:
-        try:
-            name = kops_rules.cluster_name(params["name"])
-        except kops_rules.RuleError as exc:
-            module.fail_json(msg=str(exc))
+    name = checked(module, kops_rules.cluster_name, params["name"]) if params["name"] is not None else None
     if params["validate"] and not (name and params["kubeconfig"]):
         module.fail_json(msg="validate: needs name (one cluster) and kubeconfig (kops validates through the Kubernetes API)")
     if params["upgrade_to"] and not name:
         module.fail_json(msg="upgrade_to: needs name (the plan is of one cluster)")
     if params["kubeconfig"] and not kops_pdb.HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib("kubernetes"))
-    max_age = None
     if params["etcd_backup_max_age"] is not None:
-        try:
-            max_age = kops_rules.duration_seconds(params["etcd_backup_max_age"], "etcd_backup_max_age")
-        except kops_rules.RuleError as exc:
-            module.fail_json(msg=str(exc))
-    state_store = state_store_of(module)
-    with module.aws_failures("kops_cluster_info: STS GetCallerIdentity failed (allowed_account_ids); nothing was read"):
-        check_account(module, params["allowed_account_ids"])
+        checked(module, kops_rules.duration_seconds, params["etcd_backup_max_age"], "etcd_backup_max_age")
+    return name
+
+
+def describe(module, record, runner, state_store, max_age, backup_clients):
+    """The ``clusters`` entry of the cluster of ``record`` (kops_info.read_records): its spec summary, cloud, nodes, and
+    as asked its validation, upgrade plan and etcd backups."""
+    params = module.params
+    cloud, nodes = kops_info.cloud_and_nodes(module, record, params["cloud"], params["kubeconfig"], params["kube_context"])
+    info = kops_info.cluster_info(record, cloud, nodes, validate(module, runner, state_store, record) if runner else None)
+    info["upgrade_plan"] = upgrade_plan(module, info) if params["upgrade_to"] else None
+    info["etcd_backups"] = etcd_backups(module, record, max_age, backup_clients) if params["etcd_backups"] or max_age is not None else None
+    return info
+
+
+def main():
+    module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
+    params = module.params
+    name = check_params(module)
+    max_age = kops_rules.duration_seconds(params["etcd_backup_max_age"], "etcd_backup_max_age") if params["etcd_backup_max_age"] is not None else None
+    state_store = read_only_store(module, "kops_cluster_info")
     runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"]) if params["validate"] else None
     backup_clients = {}  # the S3 client of the etcd backup reads, made once for every cluster
-    clusters = []
-    for record in kops_info.read_records(module, state_store, [name] if name else None):
-        cloud, nodes = kops_info.cloud_and_nodes(module, record, params["cloud"], params["kubeconfig"], params["kube_context"])
-        validation = validate(module, runner, state_store, record) if runner else None
-        info = kops_info.cluster_info(record, cloud, nodes, validation)
-        info["upgrade_plan"] = upgrade_plan(module, info) if params["upgrade_to"] else None
-        info["etcd_backups"] = etcd_backups(module, record, max_age, backup_clients) if params["etcd_backups"] or max_age is not None else None
-        clusters.append(info)
+    records = kops_info.read_records(module, state_store, [name] if name else None)
+    clusters = [describe(module, record, runner, state_store, max_age, backup_clients) for record in records]
     module.exit_json(changed=False, state_store=state_store, clusters=clusters, kops_invocations=runner.calls if runner else [])
 
 

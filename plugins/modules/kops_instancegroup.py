@@ -382,11 +382,9 @@ from ansible.module_utils.basic import missing_required_lib
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_cluster_ops, kops_ig, kops_output, kops_pdb, kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import scale_down
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import asg_name, region_of_spec
-from ansible_collections.kopsible.kops.plugins.module_utils._state_store.guard import StoreGuard, replan_on_change
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import KopsRun, checked
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import ScratchStore
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 
 def _options(**fields):
@@ -708,34 +706,23 @@ def ensure_and_apply(module, ops, params, guard):
     return result
 
 
+def check_names(params):
+    """The names kops is called with and the flags it parses, before anything runs; every other rule runs once, on the
+    merged spec (ensure). Raises kops_rules.RuleError."""
+    check_name(params)
+    kops_rules.cluster_name(params["cluster"], "cluster")
+    if params["role"]:
+        kops_ig.check_role(params["role"])
+    kops_rules.duration_seconds(params["drain_timeout"], "drain_timeout")  # kops' --drain-timeout: a Go duration
+
+
 def main():
     module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = dict(module.params)
-    try:  # the names kops is called with; every other rule runs once, on the merged spec (ensure)
-        check_name(params)
-        kops_rules.cluster_name(params["cluster"], "cluster")
-        if params["role"]:
-            kops_ig.check_role(params["role"])
-        kops_rules.duration_seconds(params["drain_timeout"], "drain_timeout")  # kops' --drain-timeout: a Go duration
-    except kops_rules.RuleError as exc:
-        module.fail_json(msg=str(exc))
-    state_store = state_store_of(module)
-    runner = runner_from_module(module, state_store)
-    guard = StoreGuard(module, state_store, params["cluster"])
-    ops = ClusterOps(runner, state_store, versions=guard.versions_reader(), before_write=guard.take_lock, autoscaling=lambda: module.client("autoscaling"))
-    with module.aws_failures("AWS call failed for InstanceGroup %s of %s" % (params["name"], params["cluster"])), guard:
-        try:
-            result = replan_on_change(module, guard, ops, lambda: ensure_and_apply(module, ops, params, guard))
-        except KopsError as exc:
-            module.fail_json(
-                msg="kops failed for InstanceGroup %s: %s" % (params["name"], exc.message),
-                kops_invocations=runner.calls,
-                previous_versions=ops.previous_versions,
-                state_store_safety=guard.facts(),
-                **exc.to_result(),
-            )
-    result.update(kops_invocations=runner.calls, previous_versions=ops.previous_versions, state_store_safety=guard.facts())
-    module.exit_json(**result)
+    checked(module, check_names, params)
+    group = "InstanceGroup %s" % params["name"]
+    run = KopsRun(module, params["cluster"], "%s of %s" % (group, params["cluster"]), "kops failed for %s" % group)
+    run.exit(run(lambda: ensure_and_apply(module, run.ops, params, run.guard)))
 
 
 if __name__ == "__main__":

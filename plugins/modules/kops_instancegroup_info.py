@@ -104,8 +104,9 @@ instance_groups:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import checked, read_only_store
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import summarize_cluster
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, check_account, kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import normalize_role
 
 ROLES = ("ControlPlane", "Node", "Bastion", "APIServer")  # pkg/apis/kops/instancegroup.go AllInstanceGroupRoles
@@ -124,41 +125,48 @@ def argument_spec():
     return spec
 
 
+def check_params(params):
+    """The cluster name after the name and role rules. Raises kops_rules.RuleError."""
+    cluster = kops_rules.cluster_name(params["cluster"], "cluster")
+    if params["name"] is not None:
+        kops_rules.instance_group_name(params["name"])
+    for index, role in enumerate(params["roles"] or []):
+        # case-insensitive, Master for ControlPlane: pkg/apis/kops/parse.go ParseInstanceGroupRole
+        kops_rules.one_of(normalize_role(role), ROLES, "roles[%d]" % index)
+    return cluster
+
+
+def selected(params, record):
+    """The InstanceGroups of ``record`` (kops_info.read_records) that ``name`` and ``roles`` select (list of dicts)."""
+    roles = {normalize_role(r) for r in params["roles"] or []}
+    return [
+        ig
+        for ig in record["instance_groups"]
+        if (params["name"] is None or (ig.get("metadata") or {}).get("name") == params["name"])
+        and (not roles or normalize_role((ig.get("spec") or {}).get("role")) in roles)
+    ]
+
+
+def describe(module, record):
+    """The ``instance_groups`` entries of the selected groups of ``record``: spec summary, Auto Scaling group, nodes."""
+    params = module.params
+    cloud, nodes = kops_info.cloud_and_nodes(module, record, params["cloud"], params["kubeconfig"], params["kube_context"])
+    by_instance = {n["instance_id"]: n for n in nodes or [] if n["instance_id"]} if nodes is not None else None
+    summary = summarize_cluster(record)
+    return [kops_info.group_info(ig, summary, (cloud or {}).get(ig["metadata"]["name"]), by_instance) for ig in record["instance_groups"]]
+
+
 def main():
     module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    try:
-        cluster = kops_rules.cluster_name(params["cluster"], "cluster")
-        if params["name"] is not None:
-            kops_rules.instance_group_name(params["name"])
-        for index, role in enumerate(params["roles"] or []):
-            # case-insensitive, Master for ControlPlane: pkg/apis/kops/parse.go ParseInstanceGroupRole
-            kops_rules.one_of(normalize_role(role), ROLES, "roles[%d]" % index)
-    except kops_rules.RuleError as exc:
-        module.fail_json(msg=str(exc))
+    cluster = checked(module, check_params, params)
     if params["kubeconfig"] and not kops_pdb.HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib("kubernetes"))
-    state_store = state_store_of(module)
-    with module.aws_failures("kops_instancegroup_info: STS GetCallerIdentity failed (allowed_account_ids); nothing was read"):
-        check_account(module, params["allowed_account_ids"])
-    roles = {normalize_role(r) for r in params["roles"] or []}
+    state_store = read_only_store(module, "kops_instancegroup_info")
     groups = []
     for record in kops_info.read_records(module, state_store, [cluster]):
-        record = dict(
-            record,
-            instance_groups=[
-                ig
-                for ig in record["instance_groups"]
-                if (params["name"] is None or (ig.get("metadata") or {}).get("name") == params["name"])
-                and (not roles or normalize_role((ig.get("spec") or {}).get("role")) in roles)
-            ],
-        )
-        if not record["instance_groups"]:
-            continue
-        cloud, nodes = kops_info.cloud_and_nodes(module, record, params["cloud"], params["kubeconfig"], params["kube_context"])
-        by_instance = {n["instance_id"]: n for n in nodes or [] if n["instance_id"]} if nodes is not None else None
-        summary = summarize_cluster(record)
-        groups = [kops_info.group_info(ig, summary, (cloud or {}).get(ig["metadata"]["name"]), by_instance) for ig in record["instance_groups"]]
+        record = dict(record, instance_groups=selected(params, record))
+        groups = describe(module, record) if record["instance_groups"] else groups
     module.exit_json(changed=False, instance_groups=groups)
 
 

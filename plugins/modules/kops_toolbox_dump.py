@@ -198,7 +198,8 @@ from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import diagnostics
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, check_account, kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import checked, read_only_store
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import yaml
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import SECRET_ENV, KopsError, runner_from_module
 
@@ -329,51 +330,62 @@ def write_file(module, path, text):
             os.unlink(tmp)
 
 
-def main():
-    module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
+def check_params(module, now):
+    """The cluster name and the dump file's path, after the option rules (nothing read or written yet)."""
     params = module.params
-    try:
-        name = kops_rules.cluster_name(params["name"])
-    except kops_rules.RuleError as exc:
-        module.fail_json(msg=str(exc))
+    name = checked(module, kops_rules.cluster_name, params["name"])
     if params["kubeconfig"] and params["k8s_resources"] and not kops_pdb.HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib("kubernetes"))
-    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
     path = dump_path(params["dest"], name, params["format"], now)
     problem = mode_problem(params["mode"]) or dest_problem(path)
     if problem:
         module.fail_json(msg="%s; nothing was read or written" % problem)
-    state_store = state_store_of(module)
-    with module.aws_failures("kops_toolbox_dump: STS GetCallerIdentity failed (allowed_account_ids); nothing was read"):
-        check_account(module, params["allowed_account_ids"])
-    records = kops_info.read_records(module, state_store, [name])
-    if not records:
-        module.fail_json(msg="name: cluster %s is not in the state store %s; nothing was written" % (name, state_store))
-    runner = runner_from_module(module, state_store)
-    errors = []
+    return name, path
+
+
+def dump_text(module, runner, name, record, now, state_store, redacted, errors):
+    """The dump file's text (YAML or JSON as ``format`` says): kops' cloud dump, the stored objects of ``record`` and
+    the Kubernetes objects, redacted (the redacted paths appended to ``redacted``, what could not be read to
+    ``errors``); returns ``(text, cloud, objects)``."""
+    params = module.params
     cloud = cloud_dump(module, runner, name, errors) if params["cloud_resources"] else None
     objects = kubernetes_dump(module, name, errors) if params["kubeconfig"] and params["k8s_resources"] else {}
     document = {
         "dump": {"cluster": name, "time": now.isoformat(), "reason": params["reason"], "state_store": state_store, "errors": errors},
-        "cluster": records[0]["cluster"],
-        "instance_groups": records[0]["instance_groups"],
+        "cluster": record["cluster"],
+        "instance_groups": record["instance_groups"],
         "cloud": cloud,
         "kubernetes": objects,
     }
-    redacted = []
     document = diagnostics.redact(document, found=redacted, secrets=[runner.env.get(k) for k in SECRET_ENV])
     if params["format"] == "json":
-        text = json.dumps(document, indent=2, sort_keys=False, default=str) + "\n"
-    else:
-        text = yaml.safe_dump(document, default_flow_style=False, sort_keys=False)
+        return json.dumps(document, indent=2, sort_keys=False, default=str) + "\n", cloud, objects
+    return yaml.safe_dump(document, default_flow_style=False, sort_keys=False), cloud, objects
+
+
+def main():
+    module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
+    now = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    name, path = check_params(module, now)
+    state_store = read_only_store(module, "kops_toolbox_dump")
+    records = kops_info.read_records(module, state_store, [name])
+    if not records:
+        module.fail_json(msg="name: cluster %s is not in the state store %s; nothing was written" % (name, state_store))
+    runner = runner_from_module(module, state_store)
+    redacted, errors = [], []
+    text, cloud, objects = dump_text(module, runner, name, records[0], now, state_store, redacted, errors)
     for error in errors:
         module.warn("kops_toolbox_dump of %s: %s (the rest was dumped)" % (name, error))
     existed = os.path.exists(path)
     if not module.check_mode:
         write_file(module, path, text)
+    module.exit_json(changed=not module.check_mode, **dump_result(module, path, existed, text, cloud, objects, redacted, errors, runner))
+
+
+def dump_result(module, path, existed, text, cloud, objects, redacted, errors, runner):
+    """The module's result fields but ``changed`` (RETURN)."""
     extra = {"diff": {"before": {"path": path, "exists": existed}, "after": {"path": path, "exists": True, "bytes": len(text)}}} if module._diff else {}
-    module.exit_json(
-        changed=not module.check_mode,
+    return dict(
         dump_file=path,
         written=not module.check_mode,
         bytes=len(text.encode("utf-8")),

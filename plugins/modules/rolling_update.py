@@ -196,6 +196,13 @@ kops_invocations:
   returned: always
   type: list
   elements: dict
+previous_versions:
+  description:
+    - The state-store objects this run replaced and their version ids before it, as in M(kopsible.kops.kops_cluster);
+      always empty here, since a rolling update writes no spec (kops reads it), only its lock.
+  returned: always
+  type: dict
+  sample: {}
 state_store_safety:
   description:
     - C(versioning_warning) (str or null, also shown as a warning), C(lock) (C(url), C(waited_seconds),
@@ -214,9 +221,9 @@ state_store_safety:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_pdb, kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils._state_store.guard import StoreGuard, replan_on_change
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import KopsRun, checked
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import (
     DURATION_FLAGS,
     cluster_auto_scaling_groups,
@@ -230,7 +237,7 @@ from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import 
     roll_report,
     rolling_update_args,
 )
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, KopsInterrupted, runner_from_module
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
 
 
 def argument_spec():
@@ -286,44 +293,41 @@ def pdb_gate(module, params, cluster, result, instances):
     )
 
 
+def check_params(params):
+    """The cluster and group names, the Go durations of kops' flags and every flag rule, before anything runs; returns
+    the cluster name. Raises kops_rules.RuleError."""
+    cluster = kops_rules.cluster_name(params["cluster"], "cluster")
+    for index, group in enumerate(params["instance_groups"] or []):
+        kops_rules.instance_group_name(group, "instance_groups[%d]" % index)
+    for option, dummy in DURATION_FLAGS:  # Go durations, as kops' flags parse them
+        if params[option] is not None:
+            kops_rules.duration_seconds(params[option], option)
+    rolling_update_args(cluster, params, yes=True)  # the flag rules
+    return cluster
+
+
 def main():
     module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = dict(module.params)
-    try:
-        cluster = kops_rules.cluster_name(params["cluster"], "cluster")
-        for index, group in enumerate(params["instance_groups"] or []):
-            kops_rules.instance_group_name(group, "instance_groups[%d]" % index)
-        for option, dummy in DURATION_FLAGS:  # Go durations, as kops' flags parse them
-            if params[option] is not None:
-                kops_rules.duration_seconds(params[option], option)
-        rolling_update_args(cluster, params, yes=True)  # the flag rules, before anything runs
-    except kops_rules.RuleError as exc:
-        module.fail_json(msg=str(exc))
+    cluster = checked(module, check_params, params)
     if params["kubeconfig"] and not kops_pdb.HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib("kubernetes"))
-    state_store = state_store_of(module)
-    runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"])
-    result = dict(changed=False, cluster=cluster, replaced={}, kops_invocations=runner.calls)
-    with module.aws_failures("AWS call failed for the rolling update of %s" % cluster), StoreGuard(module, state_store, cluster) as guard:
-        try:
-            # a spec written by another run while this one waited for the lock: list again what needs a roll
-            replan_on_change(module, guard, None, lambda: roll(module, params, runner, cluster, result, guard))
-        except KopsInterrupted as exc:
-            # Ctrl-C, a cancelled job: kops is stopped; say what the roll left, in the note the next run reports too
-            left = left_behind(result.get("detached", []))
-            said = "; left: " + "; ".join(left) if left else ""
-            note = guard.record_interruption("%s (rolling update of %s)%s" % (exc.message, cluster, said), left)
-            module.fail_json(
-                msg="%s: %s%s; the lock was released%s; re-run the rolling update to finish" % (cluster, exc.message, said, ", note %s" % note if note else ""),
-                state_store_safety=guard.facts(),
-                **dict(exc.to_result(), **result),
-            )
-        except KopsError as exc:
-            module.fail_json(
-                msg="kops rolling-update failed for %s: %s" % (cluster, exc.message), state_store_safety=guard.facts(), **dict(exc.to_result(), **result)
-            )
-    result["state_store_safety"] = guard.facts()
-    module.exit_json(**result)
+    run = KopsRun(module, cluster, "the rolling update of %s" % cluster, "kops rolling-update failed for %s" % cluster, params["kubeconfig"])
+    run.result.update(changed=False, cluster=cluster, replaced={}, kops_invocations=run.runner.calls)
+    # a spec written by another run while this one waited for the lock: the step lists again what needs a roll
+    run.exit(run(lambda: roll(module, params, run.runner, cluster, run.result, run.guard), on_interrupt=lambda exc: interrupted(run, exc)))
+
+
+def interrupted(run, exc):
+    """Fail a roll that Ctrl-C or a cancelled job stopped (``exc``: KopsInterrupted; kops is stopped), saying what it
+    left, in the interruption note the next run reports too."""
+    left = left_behind(run.result.get("detached", []))
+    said = "; left: " + "; ".join(left) if left else ""
+    note = run.guard.record_interruption("%s (rolling update of %s)%s" % (exc.message, run.cluster, said), left)
+    run.fail(
+        "%s: %s%s; the lock was released%s; re-run the rolling update to finish" % (run.cluster, exc.message, said, ", note %s" % note if note else ""),
+        **exc.to_result(),
+    )
 
 
 def roll(module, params, runner, cluster, result, guard):

@@ -584,26 +584,15 @@ def ensure_absent(module, client, params):
 
 
 def main():
-    module = KopsModule(
-        argument_spec=argument_spec(),
-        mutually_exclusive=[("parent_zone", "parent_zone_id")],
-        supports_check_mode=True,
-    )
+    module = KopsModule(argument_spec=argument_spec(), mutually_exclusive=[("parent_zone", "parent_zone_id")], supports_check_mode=True)
     if module.params["verify_dns"] and not dns_check.HAS_DNSPYTHON:
         module.fail_json(msg="verify_dns: the dnspython library is required on the controller (pip install dnspython)")
     params = check_params(module)
     client = module.client("route53", retry_decorator=route53.retry_decorator())
-    try:
+    with module.aws_failures("allowed_account_ids: STS GetCallerIdentity failed; nothing was changed"):
         check_account(module, params["allowed_account_ids"])  # before anything is read or written, as the kops modules
-    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
-        module.fail_json_aws(exc, msg="allowed_account_ids: STS GetCallerIdentity failed; nothing was changed")
-    try:
-        if params["state"] == "present":
-            result = ensure_present(module, client, params)
-        else:
-            result = ensure_absent(module, client, params)
-    except (botocore.exceptions.ClientError, botocore.exceptions.BotoCoreError) as exc:
-        module.fail_json_aws(exc, msg="Route53 call failed while managing %s" % params["name"])
+    with module.aws_failures("Route53 call failed while managing %s" % params["name"]):
+        result = (ensure_present if params["state"] == "present" else ensure_absent)(module, client, params)
     result["changes"] = result["change_ids"]  # deprecated name (RETURN): removed in 1.0.0
     module.exit_json(**result)
 

@@ -16,7 +16,17 @@ from harness.playbook import PlaybookRun, ansible_env, run_playbook
 pytestmark = pytest.mark.kops
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUCKET = "fleet-state"
-KOPS = {"kops_binary": kops_binary(), "kops_env": {"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"}, "state_store": "s3://" + BUCKET}
+
+
+def kops_settings():
+    """The kops options of this file's plays (the binary found when a test runs, so collecting needs no kops)."""
+    return {
+        "kops_binary": kops_binary(),
+        "kops_env": {"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"},
+        "state_store": "s3://" + BUCKET,
+    }
+
+
 CLUSTERS = {"c0.k8s.local": ("1.34.1", "canary"), "c1.k8s.local": ("1.36.0", "wave1"), "c2.k8s.local": ("1.34.1", "wave1")}
 
 
@@ -48,7 +58,7 @@ def test_fleet_rollout_stops_at_the_failing_cluster(emulator, ssh_public_key, tm
         }
         for name, (version, wave) in sorted(CLUSTERS.items())
     ]
-    made = run_playbook(create, emulator=emulator, kops=KOPS)
+    made = run_playbook(create, emulator=emulator, kops=kops_settings())
     assert made.rc == 0, made.stdout[-3000:]
 
     inventory = tmp_path / "fleet.kops.yml"
@@ -64,7 +74,7 @@ def test_fleet_rollout_stops_at_the_failing_cluster(emulator, ssh_public_key, tm
         )
     )
     extra = dict(
-        KOPS,
+        kops_settings(),
         fleet_kubernetes_version="1.35.0",
         fleet_canary="rollout_canary",
         fleet_batch_size=1,

@@ -24,7 +24,7 @@ class StoreGuard(object):
     later run reports the note until the interrupted module succeeds again. Once it holds the lock it compares
     the fingerprint: if another run wrote the spec since this run read it, its plan was computed from a spec that
     is gone, so it raises SpecChanged before writing and the module plans again on the new spec, as Terraform plans
-    after taking its lock (:func:`replan_on_change`). On exit the lock is released, also after a failure.
+    after taking its lock (_kops.run.KopsRun). On exit the lock is released, also after a failure.
 
     :param module: the AnsibleAWSModule (options of :func:`kops_argument_spec`).
     :param state_store: store URL; ``cluster``: the cluster name the lock is for.
@@ -99,7 +99,7 @@ class StoreGuard(object):
         """Take the cluster's lock now (no-op in check mode, for non-s3 stores, or when already held).
         Fails the module naming the holder after ``lock_timeout`` seconds. Raises
         lock.SpecChanged, still holding the lock, when another run wrote the spec while this run
-        waited (the module plans again on the new spec: :func:`replan_on_change`)."""
+        waited (the module plans again on the new spec: _kops.run.KopsRun)."""
         module = self.module
         if self.lock is not None or module.check_mode or self.s3 is None:
             return
@@ -117,7 +117,7 @@ class StoreGuard(object):
             module.fail_json(msg=exc.message, lock_holder=exc.holder, state_store_safety=self.facts())
         now = store_lock.spec_fingerprint(self.s3, self.state_store, self.cluster) if self.fingerprint is not None else None
         if now is not None and now != self.fingerprint:
-            # another run wrote the spec while this one waited: plan again on it, under the lock (replan_on_change)
+            # another run wrote the spec while this one waited: plan again on it, under the lock (_kops.run.KopsRun)
             self.fingerprint = now
             self.replanned = True
             raise store_lock.SpecChanged()
@@ -187,19 +187,3 @@ class StoreGuard(object):
             "interrupted_run": self.earlier_note,
             "interruption_note": self.note_written,
         }
-
-
-def replan_on_change(module, guard, ops, attempt):
-    """Run ``attempt()`` (the module's read-plan-write step, returning its result dict); when another run wrote the
-    cluster's spec while this one waited for the lock (StoreGuard.take_lock raised SpecChanged before any write), run
-    it again, now holding the lock, on the spec as it is now. The second attempt fails the module before writing when
-    a field this run sets was changed by the other run in between (``ops.planned`` of the two attempts, compared by
-    kops_spec.changed_meanwhile; ClusterOps.intend records them), naming the fields; fields only the other run
-    changed are kept (``ops`` None: no fields to compare, e.g. rolling_update). Only one retry is needed: the lock is
-    held from then on."""
-    try:
-        return attempt()
-    except store_lock.SpecChanged:
-        if ops is not None:
-            ops.replan(module, guard)
-        return attempt()

@@ -108,7 +108,7 @@ def spec_fingerprint(s3, state_store, cluster):
 
 class SpecChanged(Exception):
     """Another run wrote the cluster's spec objects while this run waited for the lock (which it now holds): the
-    run must read the spec again and plan on it (guard.replan_on_change)."""
+    run must read the spec again and plan on it (_kops.run.KopsRun)."""
 
 
 class ClusterLock(object):
