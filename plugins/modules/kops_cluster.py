@@ -559,15 +559,14 @@ import os
 import tempfile
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rolling, kops_rules, kops_spec, route53
-from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import region_of_spec
-from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import KopsRun, checked
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import (
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.create_options import (
     CREATE_ONLY,
-    cluster_facts,
     create_only_differences,
     requested_options,
     stored_create_options,
 )
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import cluster_facts, region_of_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import KopsRun, checked
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, kops_setting
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import ScratchStore
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError

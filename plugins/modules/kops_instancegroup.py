@@ -379,8 +379,8 @@ import functools
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_cluster_ops, kops_ig, kops_output, kops_pdb, kops_rules, kops_spec
-from ansible_collections.kopsible.kops.plugins.module_utils._kops import scale_down
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_pdb, kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import ec2_reads, scale_down
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import asg_name, region_of_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import KopsRun, checked
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec
@@ -513,7 +513,7 @@ def check_user_data_size(module, cluster_name, groups, manifest, role, result):
     name = manifest["metadata"]["name"]
     same_role = [g for g in sorted(groups) if g != name and kops_spec.normalize_role(groups[g]["spec"].get("role")) == role]
     ec2 = module.client("ec2")
-    text, source = kops_cluster_ops.launch_template_user_data(ec2, ["%s.%s" % (g, cluster_name) for g in [name] + same_role])
+    text, source = ec2_reads.launch_template_user_data(ec2, ["%s.%s" % (g, cluster_name) for g in [name] + same_role])
     script = kops_ig.nodeup_script_of(text) if text is not None else None
     if script is None:
         result["user_data_bytes"] = None

@@ -169,7 +169,7 @@ def test_creation_option_rules_accept_kops_cases():
 
 
 def test_creation_options_compared_with_an_existing_cluster():
-    from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import create_only_differences, stored_create_options
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops.create_options import create_only_differences, stored_create_options
 
     cluster = {
         "metadata": {"name": "p.example.com"},

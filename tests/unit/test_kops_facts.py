@@ -7,8 +7,9 @@ import pytest
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import facts
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.create_options import stored_create_options
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import cluster_facts
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import summarize_cluster
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import cluster_facts, stored_create_options
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import group_instances
 
 CLUSTER = "c.example.org"

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules, kops_spec
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import cluster_facts
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import cluster_facts
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import parse_get_json
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError, check_version_change
 
@@ -518,7 +518,7 @@ def test_create_cluster_args_other_flags():
 
 
 # --------------------------------------------------------------------------------------------
-# kops_rules.check_version_change, kops_cluster_ops.cluster_facts
+# kops_rules.check_version_change, _kops.facts.cluster_facts
 # --------------------------------------------------------------------------------------------
 
 

@@ -71,3 +71,24 @@ def instance_group_of_asg(asg, cluster):
         if name.endswith(infix):
             return name[: -len(infix)]
     return name
+
+
+def cluster_facts(cluster):
+    """Key facts of a Cluster manifest (dict) for results and inventories."""
+    spec = (cluster or {}).get("spec") or {}
+    subnets = spec.get("subnets") or []
+    members = []
+    for etcd in spec.get("etcdClusters") or []:
+        if etcd.get("name") == "main":
+            members = [m.get("instanceGroup", "") for m in etcd.get("etcdMembers") or []]
+    return {
+        "kubernetes_version": spec.get("kubernetesVersion"),
+        "dns_zone": spec.get("dnsZone"),
+        "zones": sorted({s.get("zone") for s in subnets if s.get("zone")}),
+        "control_plane_groups": members,
+        "cloud_labels": spec.get("cloudLabels") or {},
+        "topology": subnet_topology(subnets),
+        "subnet_types": sorted({s.get("type") for s in subnets if s.get("type")}),
+        "network_cidr": spec.get("networkCIDR"),
+        "api_name": spec.get("masterPublicName"),
+    }
