@@ -154,7 +154,7 @@ def replaced(before, after):
 
 
 def roll_report(log, changes, would_roll, succeeded=False):
-    """Per group, what a roll did: kops' log (:func:`kops_output.parse_rolling_log`) joined with the
+    """Per group, what a roll did: kops' log (:func:`rolling_log.parse_rolling_log`) joined with the
     instances read from AWS before and after (:func:`replaced`).
 
     :param log: the parsed log (dict). :param changes: ``{ig: {'before': [...], 'after': [...]}}``.

@@ -221,6 +221,7 @@ state_store_safety:
 from ansible.module_utils.basic import missing_required_lib
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_pdb, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rolling_log
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import KopsRun, checked
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec
@@ -392,7 +393,7 @@ def read_back(module, cluster, instances, result):
 
 
 def open_progress(module, path):
-    """The ``on_line`` callable (KopsRunner.run) that appends each step of the roll (kops_output.roll_step) to ``path``
+    """The ``on_line`` callable (KopsRunner.run) that appends each step of the roll (rolling_log.roll_step) to ``path``
     as kops prints it, or None without a path. Fails the module naming ``progress_file`` when it cannot be opened."""
     if not path:
         return None
@@ -403,7 +404,7 @@ def open_progress(module, path):
     module.on_exit(handle.close)
 
     def write(line):
-        step = kops_output.roll_step(line)
+        step = rolling_log.roll_step(line)
         if step:
             handle.write(step + "\n")
 
@@ -413,7 +414,7 @@ def open_progress(module, path):
 def report(result, output, cluster, succeeded):
     """Fill ``rolled`` (per group: instances old -> new, nodes drained, pods evicted, validations, seconds),
     ``remaining`` and ``roll_seconds`` from kops' merged output and the instances read from AWS."""
-    log = kops_output.parse_rolling_log(output, cluster)
+    log = rolling_log.parse_rolling_log(output, cluster)
     result["rolled"], result["remaining"] = roll_report(log, result["replaced"], result["would_roll"], succeeded)
     result["validations_before"] = log["validations_before"]
     result["roll_seconds"] = log["seconds"]

@@ -5,8 +5,7 @@ v1.36.2 source each rule names."""
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_output
-from ansible_collections.kopsible.kops.plugins.module_utils._kops import facts
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import facts, rolling_log
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.create_options import stored_create_options
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import cluster_facts
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import summarize_cluster
@@ -45,7 +44,7 @@ def test_an_api_server_group_is_named_right_in_rolling_updates_groups_and_log():
     groups = [{"AutoScalingGroupName": asg, "Instances": [{"InstanceId": "i-%d" % n}]} for n, asg in enumerate(names.values())]
     assert group_instances(groups, CLUSTER) == {"cp-a": ["i-0"], "apiserver-a": ["i-1"], "nodes": ["i-2"]}
     line = 'I1201 00:25:23.150733   20913 instancegroups.go:654] Stopping instance "i-1", node "n1", in group "%s" (this may take a while).'
-    log = kops_output.parse_rolling_log(line % names["APIServer"], CLUSTER)
+    log = rolling_log.parse_rolling_log(line % names["APIServer"], CLUSTER)
     assert list(log["groups"]) == ["apiserver-a"]
 
 

@@ -1,4 +1,4 @@
-"""kops' rolling-update log read per group (kops_output.parse_rolling_log, kops_rolling.roll_report).
+"""kops' rolling-update log read per group (rolling_log.parse_rolling_log, kops_rolling.roll_report).
 
 Fixtures captured from the real kops v1.36.2 on 2026-12-01 against the emulator and the kube world (a
 Deployment of 4 pods under a PodDisruptionBudget minAvailable 3, HA cluster upgraded 1.34.1 -> 1.35.0):
@@ -9,7 +9,8 @@ which the module does (its ordering is asserted by the integration tests on a re
 
 import os
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_rolling
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_rolling
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rolling_log
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "kops-1.36.2")
 CLUSTER = "mycluster01.kopsclustertest.example.org"
@@ -21,7 +22,7 @@ def read(name):
 
 
 def test_groups_instances_drains_validations_from_the_real_log():
-    log = kops_output.parse_rolling_log(read("rolling_update_drain.stderr"), CLUSTER)
+    log = rolling_log.parse_rolling_log(read("rolling_update_drain.stderr"), CLUSTER)
     assert log["order"] == ["nodes-us-east-1a", "nodes-us-east-1b"]
     assert log["completed"] is True
     a = log["groups"]["nodes-us-east-1a"]
@@ -46,13 +47,13 @@ def test_evictions_counted_once_per_pod_in_the_merged_order():
         if "Draining the node" in line:
             merged.extend(evicting[:3] if drains == 0 else evicting[3:])
             drains += 1
-    log = kops_output.parse_rolling_log("\n".join(merged), CLUSTER)
+    log = rolling_log.parse_rolling_log("\n".join(merged), CLUSTER)
     assert log["groups"]["nodes-us-east-1a"]["pods_evicted"] == {"ip-172-20-0-4.ec2.internal": ["default/web-fb958ccc5-dtffl", "default/web-fb958ccc5-6nmkx"]}
     assert log["groups"]["nodes-us-east-1b"]["pods_evicted"] == {"ip-172-20-64-5.ec2.internal": ["default/web-fb958ccc5-nvlpn", "default/web-fb958ccc5-dvfnp"]}
 
 
 def test_roll_report_pairs_old_and_new_and_lists_what_remains():
-    log = kops_output.parse_rolling_log(read("rolling_update_drain.stderr"), CLUSTER)
+    log = rolling_log.parse_rolling_log(read("rolling_update_drain.stderr"), CLUSTER)
     changes = {
         "nodes-us-east-1a": {"before": ["i-df1daf48e354eaaa5"], "after": ["i-82a49f2e1ddf557ea"]},
         "nodes-us-east-1b": {"before": ["i-e268e246adc799178"], "after": ["i-3a0b9f1346ac1dfc7"]},
@@ -72,7 +73,7 @@ def test_roll_report_pairs_old_and_new_and_lists_what_remains():
 def test_roll_stopped_part_way_reports_what_remains():
     text = read("rolling_update_drain.stderr")
     cut = text[: text.index('Stopping instance "i-e268e246adc799178"')]  # killed while draining the second group
-    log = kops_output.parse_rolling_log(cut, CLUSTER)
+    log = rolling_log.parse_rolling_log(cut, CLUSTER)
     groups, remaining = kops_rolling.roll_report(log, {}, ["nodes-us-east-1a", "nodes-us-east-1b", "nodes-us-east-1c"])
     assert [(g["name"], g["done"]) for g in groups] == [("nodes-us-east-1a", True), ("nodes-us-east-1b", False)]
     assert remaining == ["nodes-us-east-1b", "nodes-us-east-1c"]
@@ -90,23 +91,23 @@ def test_a_pod_whose_every_eviction_was_refused_is_not_counted_evicted():
     lines = [detach, drain]
     lines += ["evicting pod default/web-fb958ccc5-6nmkx", refusal] * 12
     lines += ["evicting pod default/web-2", refusal.replace("web-fb958ccc5-6nmkx", "web-2"), "evicting pod default/web-2"]
-    group = kops_output.parse_rolling_log("\n".join(lines), CLUSTER)["groups"]["nodes-us-east-1a"]
+    group = rolling_log.parse_rolling_log("\n".join(lines), CLUSTER)["groups"]["nodes-us-east-1a"]
     assert group["pods_evicted"] == {"ip-172-20-0-4.ec2.internal": ["default/web-2"]}
     assert len(group["evictions_refused"]) == 13
 
 
 def test_roll_steps_one_line_each_from_the_real_log():
-    """Issue 33 item 11: the lines rolling_update's progress_file gets (kops_output.roll_step), from the real log: kops'
+    """Issue 33 item 11: the lines rolling_update's progress_file gets (rolling_log.roll_step), from the real log: kops'
     steps with their klog time, the drain helper's attempts and refusals as printed; tables and klog details none."""
-    steps = [kops_output.roll_step(line) for line in read("rolling_update_drain.stderr").splitlines()]
+    steps = [rolling_log.roll_step(line) for line in read("rolling_update_drain.stderr").splitlines()]
     shown = [s for s in steps if s]
     assert shown[:3] == ["00:24:34 Validating the cluster.", "00:24:36 Cluster validated.", '00:24:36 Tainting 1 node in "nodes-us-east-1a" instancegroup.']
     assert shown[3].startswith('00:24:36 Detaching instance "i-df1daf48e354eaaa5", node "ip-172-20-0-4.ec2.internal"')
     assert '00:24:38 Cluster did not pass validation, will retry in "30s": machine "i-82a49f2e1ddf557ea" has not yet joined cluster.' in shown
     assert '00:25:10 Draining the node: "ip-172-20-0-4.ec2.internal".' in shown
     assert any(s.startswith('00:25:23 Stopping instance "i-df1daf48e354eaaa5"') for s in shown)
-    assert [kops_output.roll_step(line) for line in read("rolling_update_drain.stdout").splitlines() if line.startswith(("evicting", "error when"))] == [
+    assert [rolling_log.roll_step(line) for line in read("rolling_update_drain.stdout").splitlines() if line.startswith(("evicting", "error when"))] == [
         line for line in read("rolling_update_drain.stdout").splitlines() if line.startswith(("evicting", "error when"))
     ]
-    assert kops_output.roll_step("NAME\t\t\tSTATUS\t\tNEEDUPDATE") is None
-    assert kops_output.roll_step("I1201 00:24:34.184945   20913 rollingupdate.go:1] some detail") is None
+    assert rolling_log.roll_step("NAME\t\t\tSTATUS\t\tNEEDUPDATE") is None
+    assert rolling_log.roll_step("I1201 00:24:34.184945   20913 rollingupdate.go:1] some detail") is None
