@@ -17,8 +17,10 @@ except ImportError:  # reported by every kops module through missing_required_li
     yaml = None
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv, kops_kubeconfig, kops_output, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import dns_zones
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import instance_group_zones
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import manifest_key
+from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import is_subdomain
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import rolling_update_args
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import get_path, normalize_role
@@ -326,7 +328,7 @@ class ClusterOps(object):
 
     def closer_zone_problem(self, name, dns_zone, private):
         """Why ``dns_zone`` is not the zone to write cluster ``name``'s records in (str), or None: a hosted zone
-        of the same kind closer to the name exists and is in use (kops_rules.closer_zones). A public closer zone is
+        of the same kind closer to the name exists and is in use (dns_zones.closer_zones). A public closer zone is
         in use when a zone between it and ``dns_zone`` (``dns_zone`` included) delegates it with NS records; a
         private one always is (Route 53 Resolver answers from the most specific private zone). Route53 calls:
         one list, and one NS look-up per public candidate and parent."""
@@ -334,20 +336,20 @@ class ClusterOps(object):
 
         client = self._route53()
         zones = route53.list_zones(client)
-        for zone in kops_rules.closer_zones(name, dns_zone, zones, private):
+        for zone in dns_zones.closer_zones(name, dns_zone, zones, private):
             if private:
-                return kops_rules.closer_zone_problem(name, dns_zone, zone)
+                return dns_zones.closer_zone_problem(name, dns_zone, zone)
             parents = [
                 z
                 for z in zones
                 if not z["private"]
                 and z["name"] != zone["name"]
-                and kops_rules.is_subdomain(zone["name"], z["name"])
-                and (z["name"] == dns_zone or kops_rules.is_subdomain(z["name"], dns_zone))
+                and is_subdomain(zone["name"], z["name"])
+                and (z["name"] == dns_zone or is_subdomain(z["name"], dns_zone))
             ]
             for parent in sorted(parents, key=lambda z: -len(z["name"])):
                 if route53.get_record(client, parent["id"], zone["name"], "NS"):
-                    return kops_rules.closer_zone_problem(name, dns_zone, zone, parent["name"])
+                    return dns_zones.closer_zone_problem(name, dns_zone, zone, parent["name"])
         return None
 
     def records_left(self, name, zone_name):

@@ -10,7 +10,8 @@ accepts.
 import copy
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError, normalize_version
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.kube_versions import normalize_version
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
 
 # Module option -> path in a v1alpha2 Cluster (pkg/apis/kops/v1alpha2/cluster.go json tags).
 CLUSTER_FIELDS = {

@@ -14,6 +14,7 @@ Pure functions of versions: the caller reads the stored spec's version and the N
 """
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import kube_versions
 
 # kubernetes.io/releases/version-skew-policy#kubelet: "kubelet may be up to three minor versions older than
 # kube-apiserver" (since Kubernetes 1.28), never newer.
@@ -26,7 +27,7 @@ def _text(version):
 
 
 def _oldest(versions, default):
-    parsed = [kops_rules.kubernetes_version(v, "kubelet version") for v in versions or [] if v]
+    parsed = [kube_versions.kubernetes_version(v, "kubelet version") for v in versions or [] if v]
     return min(parsed) if parsed else default
 
 
@@ -36,7 +37,7 @@ def hop_version(minor_version, hop_versions, target):
     if target[:2] == minor_version:
         return _text(target)
     for value in hop_versions or []:
-        version = kops_rules.kubernetes_version(value, "hop_versions")
+        version = kube_versions.kubernetes_version(value, "hop_versions")
         if version[:2] == minor_version:
             return _text(version)
     return "%d.%d.0" % minor_version
@@ -60,7 +61,7 @@ def plan_upgrade(
     :param hop_versions: versions for the intermediate minors (list of str, e.g. ``['1.33.12', '1.34.8']``); a minor
         not in it hops to ``X.Y.0``.
     :param allow_version_skip: one hop straight to ``target`` (also backwards), the control plane still first.
-    :param too_new_allowed: kops' ``KOPS_RUN_TOO_NEW_VERSION`` (kops_rules.supported_kubernetes_version).
+    :param too_new_allowed: kops' ``KOPS_RUN_TOO_NEW_VERSION`` (kube_versions.supported_kubernetes_version).
     :param field: the option named in errors for ``target`` (``hop_versions`` and ``allow_version_skip`` are named so).
     :returns: dict ``hops`` (list of dicts: ``version``, ``roles`` (the groups updated and rolled first),
         ``api_before``/``api_after`` (the oldest kube-apiserver before and after the hop), ``kubelets`` (the oldest
@@ -71,8 +72,8 @@ def plan_upgrade(
     :raises kops_rules.RuleError: a version that is not one, or a hop outside kops' supported range (before anything
         is written), or a downgrade without ``allow_version_skip``.
     """
-    spec = kops_rules.kubernetes_version(spec_version, "current version")
-    goal = kops_rules.supported_kubernetes_version(target, field, too_new_allowed=too_new_allowed)
+    spec = kube_versions.kubernetes_version(spec_version, "current version")
+    goal = kube_versions.supported_kubernetes_version(target, field, too_new_allowed=too_new_allowed)
     api = _oldest(control_plane_kubelets, spec)
     workers = initial_workers = _oldest(worker_kubelets, min(spec, api))
     if goal < spec and not allow_version_skip:
@@ -90,18 +91,18 @@ def plan_upgrade(
             versions.append((hop_version((goal[0], minor), hop_versions, goal), False, "to the target" if minor == goal[1] else "one minor at a time"))
     hops, steps = [], []
     for version, resume, why in versions:
-        kops_rules.supported_kubernetes_version(version, "%s (the hop to %s)" % (field, version), too_new_allowed=too_new_allowed)
+        kube_versions.supported_kubernetes_version(version, "%s (the hop to %s)" % (field, version), too_new_allowed=too_new_allowed)
         hops.append({"version": version, "roles": list(CONTROL_PLANE_ROLES), "why": why, "resume": resume})
     control_plane = api
     for index, hop in enumerate(hops):
-        after = kops_rules.kubernetes_version(hop["version"])
+        after = kube_versions.kubernetes_version(hop["version"])
         hop.update(api_before=_text(control_plane), api_after=_text(after), kubelets=_text(workers), workers_after=None)
         control_plane = after
         steps.append(
             "hop %d: update and roll the control plane to %s (kube-apiserver %s -> %s; workers stay on %s)%s"
             % (index + 1, hop["version"], hop["api_before"], hop["api_after"], hop["kubelets"], " [resumed]" if hop["resume"] else "")
         )
-        following = kops_rules.kubernetes_version(hops[index + 1]["version"]) if index + 1 < len(hops) else None
+        following = kube_versions.kubernetes_version(hops[index + 1]["version"]) if index + 1 < len(hops) else None
         if following is not None and following[0] == workers[0] and following[1] - workers[1] > KUBELET_MAX_MINORS_BEHIND:
             hop["workers_after"] = hop["api_after"]
             steps.append(

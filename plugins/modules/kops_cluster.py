@@ -559,6 +559,7 @@ import os
 import tempfile
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rolling, kops_rules, kops_spec, route53
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import create_rules, dns_zones, kube_versions
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.create_options import (
     CREATE_ONLY,
     create_only_differences,
@@ -670,9 +671,9 @@ def check_params(params, region):
     if params["spec"]:  # policy, role, certificate ARNs: of the cluster's partition and region
         kops_rules.arn_partitions(params["spec"], region or kops_rules.region_of_zone((params["zones"] or [""])[0]), "spec")
     if params["kubernetes_version"]:
-        kops_rules.supported_kubernetes_version(params["kubernetes_version"], too_new_allowed=kops_setting(params, "KOPS_RUN_TOO_NEW_VERSION"))
+        kube_versions.supported_kubernetes_version(params["kubernetes_version"], too_new_allowed=kops_setting(params, "KOPS_RUN_TOO_NEW_VERSION"))
     if params["dns_zone"]:
-        params["dns_zone"] = kops_rules.dns_zone_encloses(params["dns_zone"], name)
+        params["dns_zone"] = dns_zones.dns_zone_encloses(params["dns_zone"], name)
     if params["cloud_labels"]:
         kops_ig.cloud_labels(params["cloud_labels"], "cloud_labels")  # kops cluster.go validateCloudLabels
     if params["network_cidr"]:
@@ -716,15 +717,15 @@ def check_creation_options(params):
         kops_rules.cidr(cidr, "additional_network_cidrs")
     if params["additional_network_cidrs"] and not params["network_cidr"]:
         raise kops_rules.RuleError("additional_network_cidrs: needs network_cidr (kops takes the first CIDR as the network's)")
-    kops_rules.egress(params["egress"], params["topology"], params["ipv6"])
+    create_rules.egress(params["egress"], params["topology"], params["ipv6"])
     for field in ("node_security_groups", "control_plane_security_groups"):
-        kops_rules.security_groups(params[field], field)
+        create_rules.security_groups(params[field], field)
     if params["discovery_store"] is not None:
-        kops_rules.discovery_store(params["discovery_store"])
-    kops_rules.instance_manager(params["instance_manager"], params["discovery_store"])
-    kops_rules.api_server_count(params["api_server_count"], kops_setting(params, "KOPS_FEATURE_FLAGS"))
-    kops_rules.feature_gates(params["kubernetes_feature_gates"])
-    kops_rules.spec_set(params["set"])
+        create_rules.discovery_store(params["discovery_store"])
+    create_rules.instance_manager(params["instance_manager"], params["discovery_store"])
+    create_rules.api_server_count(params["api_server_count"], kops_setting(params, "KOPS_FEATURE_FLAGS"))
+    create_rules.feature_gates(params["kubernetes_feature_gates"])
+    create_rules.spec_set(params["set"])
 
 
 def create(module, ops, name, params, result):
@@ -815,7 +816,7 @@ def fail_create(module, ops, name, exc, result):
 def check_version_rule(module, current, params, result):
     """Fail (nothing written yet) when ``kubernetes_version`` breaks the one-minor-forward rule."""
     if params["kubernetes_version"] and not params["allow_version_skip"]:
-        problem = kops_rules.check_version_change(kops_spec.get_path(current, ("spec", "kubernetesVersion")), params["kubernetes_version"])
+        problem = kube_versions.check_version_change(kops_spec.get_path(current, ("spec", "kubernetesVersion")), params["kubernetes_version"])
         if problem:
             module.fail_json(msg=problem, **result)
 

@@ -4,6 +4,7 @@ numbers, a cluster named as `name`): each fails naming its field, never with a T
 import pytest
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import kube_versions
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
 
 
@@ -35,7 +36,7 @@ def test_typed_and_anchored_ig_rules(params, message):
     "call, message",
     [
         (lambda: kops_rules.zones(["us-east-1a\n"]), "zones: 'us-east-1a\\n' is not an availability zone"),
-        (lambda: kops_rules.kubernetes_version("1.34.1\n"), "is not a version"),
+        (lambda: kube_versions.kubernetes_version("1.34.1\n"), "is not a version"),
         (lambda: kops_rules.cluster_name("", "cluster"), "cluster: a DNS name is required"),
         (lambda: kops_rules.cluster_name("single", "cluster"), "cluster: a cluster name must be a fully qualified"),
         (lambda: kops_rules.non_negative(-1.5, "node_count"), "node_count: must be 0 or more, got -1.5"),

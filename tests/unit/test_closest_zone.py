@@ -1,7 +1,7 @@
 """Issue 16 item 5: dns_zone must be the closest hosted zone enclosing the cluster name when a closer one is in
 use (kops' own choice is the longest suffix: upup/pkg/fi/cloudup/utils.go FindDNSHostedZone)."""
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import dns_zones
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 
 
@@ -69,6 +69,6 @@ def test_private_cluster_looks_at_private_zones_only():
 
 def test_closer_zones_longest_first_and_only_between():
     zones = [EXAMPLE, EU, zone("prod.eu.example.com", "Z5"), zone("other.example.com", "Z6"), zone("com", "Z7")]
-    found = kops_rules.closer_zones("api.prod.eu.example.com", "example.com", zones, False)
+    found = dns_zones.closer_zones("api.prod.eu.example.com", "example.com", zones, False)
     assert [z["name"] for z in found] == ["prod.eu.example.com", "eu.example.com"]
-    assert kops_rules.closer_zones("prod.eu.example.com", "prod.eu.example.com", zones, False) == []
+    assert dns_zones.closer_zones("prod.eu.example.com", "prod.eu.example.com", zones, False) == []

@@ -61,7 +61,7 @@ def test_same_version_with_or_without_v_is_no_change():
 # ------------------------------------------------------------------------------------------------
 import pytest  # noqa: E402
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules  # noqa: E402
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import create_rules  # noqa: E402
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError  # noqa: E402
 
 
@@ -120,31 +120,31 @@ def test_after_create_sets_egress_on_zone_subnets_only():
 )
 def test_egress_rules(value, topology, ipv6, message):
     with pytest.raises(RuleError, match="egress: .*" + message):
-        kops_rules.egress(value, topology, ipv6)
+        create_rules.egress(value, topology, ipv6)
 
 
 def test_egress_accepted_values():
     for value in ("nat-09123456", "i-09123456", "eipalloc-0123", "tgw-0123"):  # the golden cases' and kops' types
-        assert kops_rules.egress(value, "private") == value
-    assert kops_rules.egress("External", "public") == "External"
-    assert kops_rules.egress("nat-1", "public", ipv6=True) == "nat-1"
+        assert create_rules.egress(value, "private") == value
+    assert create_rules.egress("External", "public") == "External"
+    assert create_rules.egress("nat-1", "public", ipv6=True) == "nat-1"
 
 
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: kops_rules.security_groups(["sg-exampleid"], "node_security_groups"), "node_security_groups: 'sg-exampleid'"),
-        (lambda: kops_rules.security_groups(["sg-12345678", "sg-12345678"], "node_security_groups"), "more than once"),
-        (lambda: kops_rules.feature_gates(["", "+A"]), "kubernetes_feature_gates: ''"),
-        (lambda: kops_rules.feature_gates(["+-A"]), "kubernetes_feature_gates"),
-        (lambda: kops_rules.discovery_store("oidc-bucket"), "discovery_store"),
-        (lambda: kops_rules.discovery_store("ftp://x"), "discovery_store"),
-        (lambda: kops_rules.spec_set(["cluster.spec.nodePortAccess"]), "set: "),  # set_cluster.go "unhandled field"
-        (lambda: kops_rules.spec_set(["=x"]), "set: "),
-        (lambda: kops_rules.instance_manager("karpenter", None), "karpenter requires --discovery-store"),
-        (lambda: kops_rules.instance_manager("asg", None), "instance_manager"),
-        (lambda: kops_rules.api_server_count(1, "-ImageDigest"), "APIServerNodes"),
-        (lambda: kops_rules.api_server_count(-1, "+APIServerNodes"), "api_server_count: must be 0 or more"),
+        (lambda: create_rules.security_groups(["sg-exampleid"], "node_security_groups"), "node_security_groups: 'sg-exampleid'"),
+        (lambda: create_rules.security_groups(["sg-12345678", "sg-12345678"], "node_security_groups"), "more than once"),
+        (lambda: create_rules.feature_gates(["", "+A"]), "kubernetes_feature_gates: ''"),
+        (lambda: create_rules.feature_gates(["+-A"]), "kubernetes_feature_gates"),
+        (lambda: create_rules.discovery_store("oidc-bucket"), "discovery_store"),
+        (lambda: create_rules.discovery_store("ftp://x"), "discovery_store"),
+        (lambda: create_rules.spec_set(["cluster.spec.nodePortAccess"]), "set: "),  # set_cluster.go "unhandled field"
+        (lambda: create_rules.spec_set(["=x"]), "set: "),
+        (lambda: create_rules.instance_manager("karpenter", None), "karpenter requires --discovery-store"),
+        (lambda: create_rules.instance_manager("asg", None), "instance_manager"),
+        (lambda: create_rules.api_server_count(1, "-ImageDigest"), "APIServerNodes"),
+        (lambda: create_rules.api_server_count(-1, "+APIServerNodes"), "api_server_count: must be 0 or more"),
     ],
 )
 def test_creation_option_rules(call, message):
@@ -153,19 +153,19 @@ def test_creation_option_rules(call, message):
 
 
 def test_creation_option_rules_accept_kops_cases():
-    kops_rules.security_groups(["sg-0123456789abcdef0", "sg-12345678"], "node_security_groups")
-    kops_rules.feature_gates(["SELinuxMountReadWriteOncePod", "+ReadWriteOncePod", "-APIResponseCompression"])
-    kops_rules.discovery_store("s3://oidc/discovery")
-    kops_rules.spec_set(
+    create_rules.security_groups(["sg-0123456789abcdef0", "sg-12345678"], "node_security_groups")
+    create_rules.feature_gates(["SELinuxMountReadWriteOncePod", "+ReadWriteOncePod", "-APIResponseCompression"])
+    create_rules.discovery_store("s3://oidc/discovery")
+    create_rules.spec_set(
         [
             "cluster.spec.networking.calico.bpfEnabled=true",
             "spec.addons[0].manifest=https://example.com/addon.yaml",
             "cluster.spec.karpenter.featureGates=StaticCapacity=true",
         ]
     )
-    kops_rules.instance_manager("karpenter", "s3://oidc")
-    kops_rules.api_server_count(1, "-ImageDigest,+APIServerNodes")
-    kops_rules.api_server_count(0, None)
+    create_rules.instance_manager("karpenter", "s3://oidc")
+    create_rules.api_server_count(1, "-ImageDigest,+APIServerNodes")
+    create_rules.api_server_count(0, None)
 
 
 def test_creation_options_compared_with_an_existing_cluster():

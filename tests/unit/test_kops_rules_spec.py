@@ -7,9 +7,11 @@ import os
 import pytest
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import dns_zones, kube_versions
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import cluster_facts
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.kube_versions import check_version_change
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import parse_get_json
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError, check_version_change
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "kops-1.36.2")
 CLUSTER = "mycluster01.kopsclustertest.example.org"
@@ -188,30 +190,30 @@ def test_control_plane_zones_own_rules():
     ],
 )
 def test_kubernetes_version_accepts(value, expected):
-    assert kops_rules.kubernetes_version(value) == expected
+    assert kube_versions.kubernetes_version(value) == expected
 
 
 @pytest.mark.parametrize("value", ["1.34", "v1.34", "latest", "stable", "", None, "1.34.x", " 1.34.1"])
 def test_kubernetes_version_refused(value):
-    message = raises(kops_rules.kubernetes_version, value)
+    message = raises(kube_versions.kubernetes_version, value)
     assert message == "kubernetes_version: %r is not a version such as 1.34.1 or v1.34.1" % (value,)
 
 
 def test_dns_zone_encloses():
-    assert kops_rules.dns_zone_encloses("kopsclustertest.example.org", CLUSTER) == "kopsclustertest.example.org"
-    assert kops_rules.dns_zone_encloses("Example.ORG.", CLUSTER) == "example.org"
-    assert kops_rules.dns_zone_encloses(CLUSTER, CLUSTER) == CLUSTER
+    assert dns_zones.dns_zone_encloses("kopsclustertest.example.org", CLUSTER) == "kopsclustertest.example.org"
+    assert dns_zones.dns_zone_encloses("Example.ORG.", CLUSTER) == "example.org"
+    assert dns_zones.dns_zone_encloses(CLUSTER, CLUSTER) == CLUSTER
 
 
 @pytest.mark.parametrize("zone", ["other.example.org", "test.example.org", "a." + CLUSTER, "example.com"])
 def test_dns_zone_must_enclose(zone):
-    message = raises(kops_rules.dns_zone_encloses, zone, CLUSTER)
+    message = raises(dns_zones.dns_zone_encloses, zone, CLUSTER)
     assert message.startswith("dns_zone: %s does not enclose the cluster name %s" % (zone, CLUSTER))
 
 
 def test_dns_zone_malformed():
-    assert raises(kops_rules.dns_zone_encloses, "bad..zone", CLUSTER).startswith("dns_zone: ")
-    assert raises(kops_rules.dns_zone_encloses, "", CLUSTER).startswith("dns_zone: a DNS name is required")
+    assert raises(dns_zones.dns_zone_encloses, "bad..zone", CLUSTER).startswith("dns_zone: ")
+    assert raises(dns_zones.dns_zone_encloses, "", CLUSTER).startswith("dns_zone: a DNS name is required")
 
 
 @pytest.mark.parametrize("value", ["172.20.0.0/16", "10.0.0.0/8", "0.0.0.0/0", "203.0.113.7/32", "::/0"])
@@ -518,7 +520,7 @@ def test_create_cluster_args_other_flags():
 
 
 # --------------------------------------------------------------------------------------------
-# kops_rules.check_version_change, _kops.facts.cluster_facts
+# kube_versions.check_version_change, _kops.facts.cluster_facts
 # --------------------------------------------------------------------------------------------
 
 
@@ -656,10 +658,10 @@ def test_arns_of_another_partition_or_region_are_refused(value, region, message)
 def test_oldest_supported_kubernetes_version(value, ok):
     """upup/pkg/fi/cloudup/apply_cluster.go:79 OldestSupportedKubernetesVersion = "1.31.0"; :1010 refuses older."""
     if ok:
-        assert kops_rules.supported_kubernetes_version(value) >= (1, 31, 0)
+        assert kube_versions.supported_kubernetes_version(value) >= (1, 31, 0)
     else:
         with pytest.raises(RuleError, match="older than 1.31.0, the oldest Kubernetes version kops v1.36.2 supports"):
-            kops_rules.supported_kubernetes_version(value)
+            kube_versions.supported_kubernetes_version(value)
 
 
 @pytest.mark.parametrize(
@@ -669,10 +671,10 @@ def test_newest_supported_kubernetes_version(value, bypass, ok):
     """upup/pkg/fi/cloudup/apply_cluster.go:981-1005: kops v1.36.2 refuses Kubernetes at or above the next kops minor
     (1.37.0), "kops upgrade is required", unless KOPS_RUN_TOO_NEW_VERSION is set."""
     if ok:
-        assert kops_rules.supported_kubernetes_version(value, too_new_allowed=bypass) < (1, 37, 0) or bypass
+        assert kube_versions.supported_kubernetes_version(value, too_new_allowed=bypass) < (1, 37, 0) or bypass
     else:
         with pytest.raises(RuleError, match="is not yet supported by kops v1.36.2, which applies Kubernetes below 1.37.0"):
-            kops_rules.supported_kubernetes_version(value, too_new_allowed=bypass)
+            kube_versions.supported_kubernetes_version(value, too_new_allowed=bypass)
 
 
 def test_a_dns_cluster_name_keeps_route53_label_limit_and_a_gossip_name_does_not():
@@ -724,4 +726,4 @@ def test_availability_zones_take_ascii_digits_only():
     with pytest.raises(RuleError, match="is not an availability zone name"):
         kops_rules.zones(["us-east-\u0661a"])
     with pytest.raises(RuleError, match="is not a version such as 1.34.1"):
-        kops_rules.kubernetes_version("1.3\u0665.0")
+        kube_versions.kubernetes_version("1.3\u0665.0")
