@@ -17,7 +17,7 @@ except ImportError:  # reported by every kops module through missing_required_li
     yaml = None
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv, kops_kubeconfig, kops_output, kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils._kops import dns_zones
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import dns_zones, update_plan
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import instance_group_zones
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import manifest_key
 from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import is_subdomain
@@ -61,7 +61,7 @@ class ClusterOps(object):
     overwrites in ``previous_versions``. ``before_write`` is called (no arguments) before every command that
     writes the state store or the cloud (StoreGuard.take_lock: the cluster's lock). ``autoscaling`` is a
     callable returning a boto3 Auto Scaling client: with it, :meth:`plan` reads back the group fields kops
-    lists in every plan without reading them (kops_output.settle_unread_fields). ``on_intend`` is called with the
+    lists in every plan without reading them (update_plan.settle_unread_fields). ``on_intend`` is called with the
     spec changes a step is about to write (:meth:`intend`)."""
 
     def __init__(self, runner, state_store, route53=None, versions=None, before_write=None, autoscaling=None, update_options=None, on_intend=None):
@@ -160,7 +160,7 @@ class ClusterOps(object):
     def create(self, args):
         """``kops create cluster ...`` (writes the spec; kops then previews the cloud plan). Returns that plan."""
         self._writing(spec=True)
-        return kops_output.parse_update_plan(self.runner.run(args).stdout)
+        return update_plan.parse_update_plan(self.runner.run(args).stdout)
 
     def upgrade(self, name, yes, channel=None, kubernetes_version=None):
         """``kops upgrade cluster --name NAME [--channel C] [--kubernetes-version V]``: the actions the channel
@@ -191,13 +191,13 @@ class ClusterOps(object):
     def plan(self, name):
         """``kops update cluster NAME`` (dry run): the parsed plan, its never-read-back group fields settled
         against AWS when an ``autoscaling`` client factory was given."""
-        plan = self.settle(kops_output.parse_update_plan(self.runner.run(update_cluster_args(name, **self.update_options)).stdout))
+        plan = self.settle(update_plan.parse_update_plan(self.runner.run(update_cluster_args(name, **self.update_options)).stdout))
         if self.update_options.get("prune") and plan["prune"]:
             plan["changed"] = True  # what kops deletes only with --prune is this run's to do (upup/pkg/fi/default_methods.go)
         return plan
 
     def settle(self, plan):
-        """:func:`kops_output.settle_unread_fields` with DescribeAutoScalingGroups (one call per group concerned)."""
+        """:func:`update_plan.settle_unread_fields` with DescribeAutoScalingGroups (one call per group concerned)."""
         if self._autoscaling is None:
             return plan
         client = []
@@ -208,7 +208,7 @@ class ClusterOps(object):
             groups = client[0].describe_auto_scaling_groups(AutoScalingGroupNames=[group_name]).get("AutoScalingGroups", [])
             return groups[0] if groups else None
 
-        return kops_output.settle_unread_fields(plan, describe_group)
+        return update_plan.settle_unread_fields(plan, describe_group)
 
     def plan_and_apply(self, name, check_mode, plan=None, preview=None, plan_before_apply=True):
         """Plan the cluster's cloud changes and apply them (``kops update cluster --yes``) when there are any.
@@ -221,7 +221,7 @@ class ClusterOps(object):
             changed, and ``--yes`` runs at once. The price: the plan is not reported, and ``--yes``
             applies whatever else is pending too (drift, another run's spec) unseen. A run that wrote
             nothing always plans: the plan is what says whether anything is pending.
-        :returns: ``(plan or None, applied)``; the plan as :func:`kops_output.parse_update_plan` returns it,
+        :returns: ``(plan or None, applied)``; the plan as :func:`update_plan.parse_update_plan` returns it,
             None when it was skipped.
         :raises KopsError: kops failed.
         """

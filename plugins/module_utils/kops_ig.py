@@ -9,8 +9,11 @@ rule) and raise :class:`~kops_rules.RuleError` naming the option. Pure functions
 import re
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError, duration_seconds  # noqa: F401
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import IG_SPEC_FIELDS, ROLES, check_spec_fields, labels_as_text, normalize_role
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.ig_labels import check_taints, cloud_labels, node_labels
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec_fields import IG_SPEC_FIELDS, check_spec_fields
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.user_data import check_user_data
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError, duration_seconds, text  # noqa: F401
+from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import ROLES, labels_as_text, normalize_role
 
 # Option -> v1alpha2 InstanceGroup spec field (pkg/apis/kops/v1alpha2/instancegroup.go json tags).
 IG_FIELDS = {
@@ -43,7 +46,6 @@ IG_FIELDS = {
 
 # pkg/apis/kops/instancegroup.go SpotAllocationStrategies
 SPOT_STRATEGIES = ("lowest-price", "diversified", "capacity-optimized", "capacity-optimized-prioritized", "price-capacity-optimized")
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")  # k8s.io/api core/v1 TaintEffect
 SUSPENDABLE = (
     "Launch",
     "Terminate",
@@ -55,7 +57,6 @@ SUSPENDABLE = (
     "ReplaceUnhealthy",
     "ScheduledActions",
 )  # AWS Auto Scaling process names
-_TAINT_RE = re.compile(r"^(?P<key>[A-Za-z0-9./_-]+)(=(?P<value>[A-Za-z0-9._-]*))?:(?P<effect>\w+)$")
 
 
 def camel(name):
@@ -84,13 +85,6 @@ def number(value, field, minimum=None, maximum=None):
         raise RuleError("%s: %s must be %s or more" % (field, value, minimum))
     if maximum is not None and value > maximum:
         raise RuleError("%s: %s must be %s or less" % (field, value, maximum))
-    return value
-
-
-def text(value, field):
-    """``value`` must be a string; returns it. Raises RuleError naming ``field``."""
-    if value is not None and not isinstance(value, str):
-        raise RuleError("%s: %r must be a string" % (field, value))
     return value
 
 
@@ -214,60 +208,6 @@ def check_load_balancers(lbs):
                 raise RuleError("%s.target_group_arn: target group name %r has %d characters; at most 32" % (field, parts[1], len(parts[1])))
 
 
-def check_taints(taints):
-    """``taints``: ``key[=value]:Effect`` (pkg/apis/kops/util/taints.go:27-57 ParseTaint), no duplicates
-    (pkg/apis/kops/validation/instancegroup.go:199-211), an Effect kubelet registers (k8s.io/api core/v1
-    TaintEffect: kubelet refuses a taint without one of them), and no two with the same key and effect: kops stores
-    them, but the API server refuses the Node ("taints must be unique by key and effect pair", Kubernetes
-    pkg/apis/core/validation/validation.go:7100-7119 validateNodeTaints), so the group's nodes never register. The same
-    key with another effect is taken, as Kubernetes takes it. Raises RuleError naming ``taints[i]``."""
-    seen, pairs = set(), {}
-    for index, taint in enumerate(taints):
-        match = _TAINT_RE.fullmatch(text(taint, "taints[%d]" % index))
-        if not match or match.group("effect") not in TAINT_EFFECTS:
-            raise RuleError(
-                "taints[%d]: %r must be key[=value]:Effect with Effect one of %s (instancegroup.go ParseTaint)" % (index, taint, ", ".join(TAINT_EFFECTS))
-            )
-        if taint in seen:
-            raise RuleError("taints[%d]: %r is listed twice (instancegroup.go: Duplicate value)" % (index, taint))
-        seen.add(taint)
-        pair = (match.group("key"), match.group("effect"))
-        if pair in pairs:
-            raise RuleError(
-                'taints[%d]: %r has the key %r and effect %s of taints[%d] %r; Kubernetes refuses such a Node ("taints must be unique '
-                "by key and effect pair\", validateNodeTaints), so the group's nodes would never register"
-                % (index, taint, pair[0], pair[1], pairs[pair], taints[pairs[pair]])
-            )
-        pairs[pair] = index
-
-
-# pkg/apis/kops/validation/instancegroup.go:412-421 validUserDataTypes
-USER_DATA_TYPES = (
-    "text/x-include-once-url",
-    "text/x-include-url",
-    "text/cloud-config-archive",
-    "text/upstart-job",
-    "text/cloud-config",
-    "text/part-handler",
-    "text/x-shellscript",
-    "text/cloud-boothook",
-)
-
-
-def check_user_data(parts):
-    """``additional_user_data``: name and content required, type one of kops' list (instancegroup.go:423-438
-    validateExtraUserData; the type is required too: IsValidValue refuses the empty string)."""
-    for index, item in enumerate(parts):
-        for key in ("name", "content"):
-            if not item.get(key):
-                raise RuleError("additional_user_data[%d].%s: required (instancegroup.go validateExtraUserData)" % (index, key))
-        if item.get("type") not in USER_DATA_TYPES:
-            raise RuleError(
-                "additional_user_data[%d].type: %r is not one of %s (instancegroup.go validUserDataTypes)"
-                % (index, item.get("type"), ", ".join(USER_DATA_TYPES))
-            )
-
-
 # pkg/apis/kops/validation/instancegroup.go:284-287: the root volume types kops accepts on AWS.
 ROOT_VOLUME_TYPES = ("standard", "gp3", "gp2", "io1", "io2")
 
@@ -282,85 +222,6 @@ def check_root_volume(volume):
             raise RuleError("root_volume.%s: must be 0 (kops' default) or more, got %s" % (key, volume[key]))
     if volume.get("type") is not None and volume["type"] not in ROOT_VOLUME_TYPES:
         raise RuleError("root_volume.type: %r is not one of %s (instancegroup.go)" % (volume["type"], ", ".join(ROOT_VOLUME_TYPES)))
-
-
-_LABEL_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
-
-def label_key_problem(key):
-    """Why ``key`` is not a Kubernetes label key (str), or None. k8s.io/apimachinery v0.36.0
-    pkg/api/validate/content/kube.go:43-71 IsLabelKey: an optional DNS-1123 subdomain prefix (at most 253
-    characters, dns.go:64-78) and '/', then a name of at most 63 characters, alphanumeric at both ends,
-    ``-_.`` inside."""
-    parts = key.split("/")
-    if len(parts) > 2:
-        return "a label key holds at most one '/' (prefix/name)"
-    name = parts[-1]
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            return "the prefix before '/' is empty"
-        if len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.match(prefix):
-            return "the prefix %r is not a lowercase DNS subdomain of at most 253 characters" % prefix
-    if not name:
-        return "the name part is empty"
-    if len(name) > 63:
-        return "the name part has %d characters; at most 63" % len(name)
-    if not _LABEL_NAME_RE.match(name):
-        return "the name part must be letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
-    return None
-
-
-def label_value_problem(value):
-    """Why ``value`` is not a Kubernetes label value, or None (kube.go:84-93 IsLabelValue: empty, or at most 63
-    characters of the label-name form)."""
-    if len(value) > 63:
-        return "the value has %d characters; at most 63" % len(value)
-    if value and not _LABEL_NAME_RE.match(value):
-        return "the value must be empty or letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
-    return None
-
-
-def node_labels(labels, field="node_labels"):
-    """Node labels kops stores and kubelet registers the node with: kops refuses a key with two '/'
-    (pkg/apis/kops/validation/instancegroup.go:451-458 validateNodeLabels); the API server refuses every other
-    malformed key or value when kubelet registers the node (apimachinery IsLabelKey / IsLabelValue, see
-    :func:`label_key_problem`), so the node never joins. A ``None`` value removes the label (merge rule)."""
-    for key, value in (labels or {}).items():
-        problem = label_key_problem(str(key))
-        if problem is None and value is not None:
-            problem = label_value_problem(str(value))
-        if problem:
-            raise RuleError("%s: %r=%r: %s (kubelet could not register the node)" % (field, key, value, problem))
-
-
-# pkg/apis/kops/validation/cluster.go:122-153 validateCloudLabels
-RESERVED_CLOUD_LABELS = ("Name", "KubernetesCluster")
-RESERVED_CLOUD_LABEL_PREFIXES = ("kubernetes.io/cluster/", "k8s.io/role/", "kops.k8s.io/")
-IG_NAME_TAG = "kops.k8s.io/instancegroup"  # pkg/nodeidentity/aws CloudTagInstanceGroupName
-
-
-def cloud_labels(labels, field="cloud_labels", ig_name=None):
-    """Cloud labels (AWS tags): kops' reserved keys and prefixes (cluster.go:122-153 validateCloudLabels); on an
-    InstanceGroup, ``kops.k8s.io/instancegroup`` may only hold the group's name (instancegroup.go:466-486
-    validateIGCloudLabels); AWS tag limits (keys of 1-128 and values of at most 256 characters, no ``aws:``
-    prefix: EC2 CreateTags / Auto Scaling CreateOrUpdateTags). ``None`` removes a label (merge rule)."""
-    for key, value in (labels or {}).items():
-        key = str(key)
-        if ig_name is not None and key == IG_NAME_TAG:
-            if value is not None and str(value) != ig_name:
-                raise RuleError("%s: %s must be the group's own name %r, got %r" % (field, key, ig_name, value))
-            continue
-        if key in RESERVED_CLOUD_LABELS:
-            raise RuleError("%s: %r is a label kops reserves for itself" % (field, key))
-        for prefix in RESERVED_CLOUD_LABEL_PREFIXES:
-            if key.startswith(prefix):
-                raise RuleError("%s: %r starts with %r, a prefix kops reserves for itself" % (field, key, prefix))
-        if not key or len(key) > 128 or key.lower().startswith("aws:"):
-            raise RuleError("%s: %r is not an AWS tag key (1 to 128 characters, not starting with aws:)" % (field, key))
-        if value is not None and len(str(value)) > 256:
-            raise RuleError("%s: the value of %r has %d characters; AWS tag values hold at most 256" % (field, key, len(str(value))))
 
 
 def check_mixed(policy, max_size=None):
@@ -508,70 +369,3 @@ def new_manifest(cluster, name, role, fields):
         "metadata": {"name": name, "labels": {"kops.k8s.io/cluster": cluster}},
         "spec": dict({"role": "Master" if role == "ControlPlane" else role}, **fields),
     }
-
-
-# EC2 user data: at most 16 KB in raw form, before base64 (EC2 RunInstances / launch template UserData). kops
-# checks it for its Instance task only (upup/pkg/fi/cloudup/awstasks/instance.go:35 MaxUserDataSize = 16384);
-# launch templates go to AWS unchecked (awstasks/launchtemplate_target_api.go:130-136), so an oversized one fails
-# at ``update cluster --yes``, after the spec was stored.
-MAX_USER_DATA = 16384
-MIME_BOUNDARY = "MIMEBOUNDARY"
-_MIME_HEAD = 'Content-Type: multipart/mixed; boundary="%s"\r\nMIME-Version: 1.0\r\n\r\n' % MIME_BOUNDARY
-
-
-def aws_multipart_mime(boot_script, parts, bastion=False):
-    """The user data kops renders for a group (bytes), as pkg/model/resources/nodeup.go:281-326 AWSMultipartMIME
-    writes it: the nodeup script alone without additional parts; otherwise a multipart/mixed archive (boundary
-    MIMEBOUNDARY) of nodeup.sh (not on bastions) and each part, headers in Go's mime/multipart order (sorted
-    canonical keys), closed by ``\\r\\n--MIMEBOUNDARY--\\r\\n`` once (Close() writes its own closing line into a
-    bufio.Writer that is never flushed again). ``compress_user_data`` gzips only the kube_env.yaml inside the
-    nodeup script (nodeup.go:168-174): the additional parts are never compressed.
-
-    :param boot_script: the nodeup script (str) as kops renders it for the group.
-    :param parts: ``additional_user_data`` items (dicts with name, type, content).
-    """
-    if not parts:
-        return boot_script.encode("utf-8")
-    chunks = [_MIME_HEAD]
-    items = ([] if bastion else [{"name": "nodeup.sh", "type": "text/x-shellscript", "content": boot_script}]) + list(parts)
-    for index, part in enumerate(items):
-        chunks.append(("\r\n--%s\r\n" if index else "--%s\r\n") % MIME_BOUNDARY)
-        chunks.append('Content-Disposition: attachment; filename="%s"\r\n' % part.get("name"))
-        chunks.append("Content-Transfer-Encoding: 7bit\r\n")
-        chunks.append("Content-Type: %s\r\n" % part.get("type"))
-        chunks.append("Mime-Version: 1.0\r\n\r\n")
-        chunks.append(part.get("content") or "")
-    chunks.append("\r\n--%s--\r\n" % MIME_BOUNDARY)
-    return "".join(chunks).encode("utf-8")
-
-
-def nodeup_script_of(user_data):
-    """The nodeup script inside user data kops rendered (str): the nodeup.sh part of a MIMEBOUNDARY archive, or the
-    whole text when there are no additional parts; None for a bastion archive (no nodeup part)."""
-    if not user_data.startswith(_MIME_HEAD):
-        return user_data
-    marker = 'Content-Disposition: attachment; filename="nodeup.sh"\r\n'
-    start = user_data.find(marker)
-    if start < 0:
-        return None
-    body = user_data.index("\r\n\r\n", start) + 4
-    end = user_data.find("\r\n--%s" % MIME_BOUNDARY, body)
-    return user_data[body:end]
-
-
-def user_data_problem(boot_script, spec, measured_from):
-    """Why the user data kops would render for InstanceGroup ``spec`` (v1alpha2) exceeds EC2's limit (str naming
-    ``additional_user_data``), or None. ``boot_script``: the group's nodeup script as kops last rendered it
-    (``measured_from`` names the launch template it was read from)."""
-    parts = spec.get("additionalUserData") or []
-    rendered = aws_multipart_mime(boot_script, parts, normalize_role(spec.get("role")) == "Bastion")
-    if len(rendered) <= MAX_USER_DATA:
-        return None
-    extra = sum(len((p.get("content") or "").encode("utf-8")) for p in parts)
-    return (
-        "additional_user_data: the launch template user data would be %d bytes, over EC2's limit of %d (nodeup "
-        "script %d bytes as kops rendered it in %s, additional parts %d bytes, MIME framing the rest); EC2 would "
-        "refuse it at update. Shrink the parts (compress_user_data compresses only kops' own kube_env inside the "
-        "nodeup script, never additional parts), or fetch the larger part from S3 in a short script"
-        % (len(rendered), MAX_USER_DATA, len(boot_script.encode("utf-8")), measured_from, extra)
-    )

@@ -21,7 +21,7 @@ class RuleError(ValueError):
 # k8s.io/apimachinery/pkg/util/validation/validation.go (the version kops v1.36.2 builds with): dns1123SubdomainFmt
 # and DNS1123SubdomainMaxLength, the rule of IsDNS1123Subdomain. No limit per label: that function has none.
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_RE = re.compile(r"%s(\.%s)*" % (_DNS1123_LABEL, _DNS1123_LABEL))
+DNS1123_SUBDOMAIN_RE = re.compile(r"%s(\.%s)*" % (_DNS1123_LABEL, _DNS1123_LABEL))
 DNS1123_SUBDOMAIN_MAX_LENGTH = 253
 
 
@@ -38,7 +38,7 @@ def cluster_name(value, field="name"):
     ``field`` is the option named in errors (``name`` or ``cluster``)."""
     if not isinstance(value, str) or not value.strip():
         raise RuleError("%s: a DNS name is required, got %r" % (field, value))
-    if value != value.strip().lower().rstrip(".") and _DNS1123_SUBDOMAIN_RE.fullmatch(value.strip().lower().rstrip(".")):
+    if value != value.strip().lower().rstrip(".") and DNS1123_SUBDOMAIN_RE.fullmatch(value.strip().lower().rstrip(".")):
         raise RuleError(
             "%s: cluster name %r must be written %r: kops takes a cluster name as a lowercase RFC 1123 subdomain "
             "(pkg/apis/kops/validation/validation.go, IsDNS1123Subdomain) and finds a stored cluster by its exact name, "
@@ -48,7 +48,7 @@ def cluster_name(value, field="name"):
         raise RuleError(
             "%s: cluster name %r is %d characters long; kops' limit is %d (IsDNS1123Subdomain)" % (field, value, len(value), DNS1123_SUBDOMAIN_MAX_LENGTH)
         )
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
+    if not DNS1123_SUBDOMAIN_RE.fullmatch(value):
         raise RuleError(
             "%s: cluster name %r must be a lowercase RFC 1123 subdomain: a-z, 0-9, '-' and '.', each part starting and "
             "ending with a letter or digit (kops: pkg/apis/kops/validation/validation.go, IsDNS1123Subdomain)" % (field, value)
@@ -315,3 +315,10 @@ def instance_group_name(value, field="name"):
     if not name or not all(re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", p) for p in name.split(".")):
         raise RuleError("%s: %r must be lowercase letters, digits, '-' and '.', starting and ending with a letter or digit" % (field, value))
     return name
+
+
+def text(value, field):
+    """``value`` must be a string; returns it. Raises RuleError naming ``field``."""
+    if value is not None and not isinstance(value, str):
+        raise RuleError("%s: %r must be a string" % (field, value))
+    return value

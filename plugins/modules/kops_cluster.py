@@ -558,8 +558,16 @@ import functools
 import os
 import tempfile
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_rolling, kops_rules, kops_spec, route53
-from ansible_collections.kopsible.kops.plugins.module_utils._kops import create_rules, dns_zones, kube_versions
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_rolling, kops_rules, kops_spec, route53
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import (
+    create_args,
+    create_rules,
+    dns_zones,
+    ig_labels,
+    kube_versions,
+    spec_fields,
+    update_plan,
+)
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.create_options import (
     CREATE_ONLY,
     create_only_differences,
@@ -667,7 +675,7 @@ def check_params(params, region):
     kops_rules.admin_lifetime(params["admin"])
     if params["ssh_public_key"] is not None:
         kops_rules.ssh_public_key(params["ssh_public_key"])
-    kops_spec.check_spec_fields(params["spec"], kops_spec.CLUSTER_SPEC_FIELDS)
+    spec_fields.check_spec_fields(params["spec"], spec_fields.CLUSTER_SPEC_FIELDS)
     if params["spec"]:  # policy, role, certificate ARNs: of the cluster's partition and region
         kops_rules.arn_partitions(params["spec"], region or kops_rules.region_of_zone((params["zones"] or [""])[0]), "spec")
     if params["kubernetes_version"]:
@@ -675,7 +683,7 @@ def check_params(params, region):
     if params["dns_zone"]:
         params["dns_zone"] = dns_zones.dns_zone_encloses(params["dns_zone"], name)
     if params["cloud_labels"]:
-        kops_ig.cloud_labels(params["cloud_labels"], "cloud_labels")  # kops cluster.go validateCloudLabels
+        ig_labels.cloud_labels(params["cloud_labels"], "cloud_labels")  # kops cluster.go validateCloudLabels
     if params["network_cidr"]:
         kops_rules.cidr(params["network_cidr"], "network_cidr")
     for field in ("admin_access", "ssh_access"):
@@ -742,7 +750,7 @@ def create(module, ops, name, params, result):
             key_file = tempfile.NamedTemporaryFile("w", suffix=".pub", delete=False)
             key_file.write(params["ssh_public_key"].strip() + "\n")
             key_file.close()
-        args = kops_spec.create_cluster_args(name, params, key_file.name if key_file else None)
+        args = create_args.create_cluster_args(name, params, key_file.name if key_file else None)
         if module.check_mode:
             # What kops would store, as kops' own dry run prints it; only the spec fragment, which a real run
             # writes afterwards with kops replace, is merged in. The options are never laid over it: a flag that
@@ -750,7 +758,7 @@ def create(module, ops, name, params, result):
             documents = ops.create_dry_run(args)
             cluster = [d for d in documents if d.get("kind") == "Cluster"][0]
             # as a real run writes it after kops create: what the flags cannot carry and the spec fragment
-            cluster = kops_spec.after_create(cluster, params) or cluster
+            cluster = create_args.after_create(cluster, params) or cluster
             result["spec"] = kops_spec.desired_object(cluster, None, params["spec"]).get("spec", {})
             result["instance_groups"] = [ops.ig_summary(d, cluster["spec"].get("subnets")) for d in documents if d.get("kind") == "InstanceGroup"]
         else:
@@ -759,9 +767,9 @@ def create(module, ops, name, params, result):
             except KopsError as exc:
                 fail_create(module, ops, name, exc, result)
             # what the flags cannot carry (labels with commas, egress) and the spec fragment, written at once
-            if params["spec"] or kops_spec.cloud_labels_flag(params["cloud_labels"])[1] or params["egress"]:
+            if params["spec"] or create_args.cloud_labels_flag(params["cloud_labels"])[1] or params["egress"]:
                 stored = ops.get_cluster(name)
-                ops.replace(kops_spec.desired_object(kops_spec.after_create(stored, params) or stored, None, params["spec"]))
+                ops.replace(kops_spec.desired_object(create_args.after_create(stored, params) or stored, None, params["spec"]))
                 result["plan"] = None
             # result["instance_groups"]: read once with the stored spec after the apply (ensure_present)
     finally:
@@ -856,7 +864,7 @@ def converge(module, writer, name, current, params, result, base, preview=None):
     try:
         if any(c["path"].startswith("spec.cloudLabels") for c in result["changes"]):
             # the merged labels, whether given as cloud_labels or through spec (kops cluster.go:122-153)
-            kops_ig.cloud_labels(desired["spec"].get("cloudLabels"), "cloud_labels")
+            ig_labels.cloud_labels(desired["spec"].get("cloudLabels"), "cloud_labels")
         if params["spec"]:  # the stored cluster's region decides the partition of the ARNs given
             kops_rules.arn_partitions(params["spec"], region_of_spec(desired["spec"]), "spec")
     except kops_rules.RuleError as exc:
@@ -912,7 +920,7 @@ def apply(module, ops, name, params, result, writer):
     if module.check_mode and writer is not ops and writer.spec_written:
         preview = functools.partial(writer.plan, name)
     plan, applied = ops.plan_and_apply(name, module.check_mode, plan=result.get("plan"), preview=preview, plan_before_apply=params["plan_before_apply"])
-    kops_output.report_plan(result, plan, applied)
+    update_plan.report_plan(result, plan, applied)
 
 
 def report_stored(module, result, desired, stored):
@@ -922,7 +930,7 @@ def report_stored(module, result, desired, stored):
     result["spec"] = stored.get("spec")
     result["cluster"] = cluster_facts(stored)
     diff = result.get("diff") or []
-    for entry in diff if isinstance(diff, list) else [diff]:  # a list once the cloud plan joined it (kops_output.add_plan_diff)
+    for entry in diff if isinstance(diff, list) else [diff]:  # a list once the cloud plan joined it (update_plan.add_plan_diff)
         if "after" in entry:
             entry["after"] = {"spec": stored.get("spec")}
     if desired:

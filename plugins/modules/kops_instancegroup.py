@@ -379,8 +379,8 @@ import functools
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_output, kops_pdb, kops_rules, kops_spec
-from ansible_collections.kopsible.kops.plugins.module_utils._kops import ec2_reads, scale_down
+from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_pdb, kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import ec2_reads, scale_down, update_plan, user_data
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import asg_name, region_of_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import KopsRun, checked
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec
@@ -432,7 +432,7 @@ def argument_spec():
             # a list replaces the stored one, so its items are whole: instancegroup.go validateExtraUserData
             options=dict(
                 name=dict(type="str", required=True),
-                type=dict(type="str", required=True, choices=list(kops_ig.USER_DATA_TYPES)),
+                type=dict(type="str", required=True, choices=list(user_data.USER_DATA_TYPES)),
                 content=dict(type="str", required=True),
             ),
         ),
@@ -508,19 +508,19 @@ def check_user_data_size(module, cluster_name, groups, manifest, role, result):
     """Fail (before anything is written) when the user data kops would render exceeds EC2's 16,384 bytes. The nodeup
     script is measured as kops last rendered it: the launch template of this group, or of another group of the same
     role (kops renders the same script for them, bar the group's name); the parts are framed as kops frames them
-    (kops_ig.aws_multipart_mime). ``result['user_data_bytes']`` reports the measure (None: no launch template yet,
+    (user_data.aws_multipart_mime). ``result['user_data_bytes']`` reports the measure (None: no launch template yet,
     the cluster was never applied, so nothing to measure from)."""
     name = manifest["metadata"]["name"]
     same_role = [g for g in sorted(groups) if g != name and kops_spec.normalize_role(groups[g]["spec"].get("role")) == role]
     ec2 = module.client("ec2")
     text, source = ec2_reads.launch_template_user_data(ec2, ["%s.%s" % (g, cluster_name) for g in [name] + same_role])
-    script = kops_ig.nodeup_script_of(text) if text is not None else None
+    script = user_data.nodeup_script_of(text) if text is not None else None
     if script is None:
         result["user_data_bytes"] = None
         return
     parts = manifest["spec"].get("additionalUserData") or []
-    result["user_data_bytes"] = len(kops_ig.aws_multipart_mime(script, parts, role == "Bastion"))
-    problem = kops_ig.user_data_problem(script, manifest["spec"], source)
+    result["user_data_bytes"] = len(user_data.aws_multipart_mime(script, parts, role == "Bastion"))
+    problem = user_data.user_data_problem(script, manifest["spec"], source)
     if problem:
         module.fail_json(msg=problem, **result)
 
@@ -530,7 +530,7 @@ def plan_and_apply(module, ops, params, cluster_name, scratch, result):
     non-empty plan (ClusterOps.plan_and_apply)."""
     preview = functools.partial(scratch.ops.plan, cluster_name) if scratch else None
     plan, applied = ops.plan_and_apply(cluster_name, module.check_mode, preview=preview, plan_before_apply=params["plan_before_apply"])
-    kops_output.report_plan(result, plan, applied)
+    update_plan.report_plan(result, plan, applied)
 
 
 def drain_scale_down(module, params, result):

@@ -148,7 +148,7 @@ def test_check_mode_reports_what_kops_stored_in_a_scratch_copy(applied_cluster, 
     assert not preview.get("failed"), preview.get("msg")
     assert preview["changed"] is True and preview["requested"]["spec"] == spec
     assert preview["spec"]["kubeAPIServer"]["auditLogMaxAge"] == 7 and "auditLogMaxAges" not in preview["spec"]["kubeAPIServer"], preview["spec"]
-    [spec_diff] = [d for d in preview["diff"] if "after" in d]  # then the cloud plan's (kops_output.add_plan_diff)
+    [spec_diff] = [d for d in preview["diff"] if "after" in d]  # then the cloud plan's (_kops.update_plan.add_plan_diff)
     assert spec_diff["after"]["spec"] == preview["spec"]
     assert preview["dropped_fields"] == ["spec.kubeAPIServer.auditLogMaxAges"]
     assert any("kops did not keep spec.kubeAPIServer.auditLogMaxAges" in w for w in user_warnings(preview)), preview.get("warnings")

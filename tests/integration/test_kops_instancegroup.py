@@ -453,7 +453,7 @@ def test_user_data_is_measured_as_kops_renders_it_and_16k_is_refused(cluster, kp
     run, before anything is written; compress_user_data is not offered as the remedy."""
     import base64
 
-    from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops import user_data
 
     parts = [{"name": "hello.sh", "type": "text/x-shellscript", "content": "#!/bin/sh\necho hi\n"}]
     done = kplay([ig_task(name=NODES, additional_user_data=parts, apply=True)]).result("ig")
@@ -464,7 +464,7 @@ def test_user_data_is_measured_as_kops_renders_it_and_16k_is_refused(cluster, kp
             "LaunchTemplateData"
         ]["UserData"]
     )
-    assert kops_ig.aws_multipart_mime(kops_ig.nodeup_script_of(data.decode()), parts) == data
+    assert user_data.aws_multipart_mime(user_data.nodeup_script_of(data.decode()), parts) == data
     assert done["user_data_bytes"] == len(data)
 
     big = [dict(parts[0], content="#!/bin/sh\n" + "# padding\n" * (16384 // 10))]

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import create_args
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STORED = {
@@ -103,7 +104,7 @@ def test_cluster_cloud_labels_merge():
     stored = {"kind": "Cluster", "spec": {"cloudLabels": {"team": "a", "env": "dev"}, "kubernetesVersion": "1.34.1"}}
     spec = kops_spec.desired_object(stored, kops_spec.cluster_overrides({"cloud_labels": {"env": None, "cost": 3}}))["spec"]
     assert spec["cloudLabels"] == {"team": "a", "cost": "3"}
-    args = kops_spec.create_cluster_args("c.example.org", {"cloud_labels": {"a": 1, "b": None}})
+    args = create_args.create_cluster_args("c.example.org", {"cloud_labels": {"a": 1, "b": None}})
     assert args[args.index("--cloud-labels") + 1] == "a=1"
 
 

@@ -6,6 +6,7 @@ import csv
 import io
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import create_args
 
 # kops v1.36.2 tests/integration/create_cluster/private/options.yaml:
 #   cloudLabels: "Owner=John Doe,dn=\"cn=John Doe: dc=example dc=com\", foo/bar=fib+baz"
@@ -22,7 +23,7 @@ def parse_like_kops(text):
 
 
 def flag_of(labels):
-    args = kops_spec.create_cluster_args("c.example.org", {"cloud_labels": labels})
+    args = create_args.create_cluster_args("c.example.org", {"cloud_labels": labels})
     return args[args.index("--cloud-labels") + 1]
 
 
@@ -38,10 +39,10 @@ def test_cloud_labels_quotes_and_leading_space_survive():
 
 
 def test_cloud_labels_with_commas_or_line_breaks_are_left_for_the_spec():
-    flag, rest = kops_spec.cloud_labels_flag({"team": "a,b", "note": "x\ny", "ok": "1", "gone": None})
+    flag, rest = create_args.cloud_labels_flag({"team": "a,b", "note": "x\ny", "ok": "1", "gone": None})
     assert flag == "ok=1"
     assert rest == {"team": "a,b", "note": "x\ny"}
-    assert "--cloud-labels" not in kops_spec.create_cluster_args("c.example.org", {"cloud_labels": {"team": "a,b"}})
+    assert "--cloud-labels" not in create_args.create_cluster_args("c.example.org", {"cloud_labels": {"team": "a,b"}})
 
 
 def test_same_version_with_or_without_v_is_no_change():
@@ -68,7 +69,7 @@ from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import Ru
 def test_creation_options_argv():
     # kops v1.36.2 tests/integration/create_cluster: complex (NetworkCIDRs, Sets), private (security groups),
     # karpenter, minimal_feature-gates, ha_encrypt, ipv6, different-amis
-    args = kops_spec.create_cluster_args(
+    args = create_args.create_cluster_args(
         "c.example.com",
         {
             "network_cidr": "10.0.0.0/16",
@@ -92,7 +93,7 @@ def test_creation_options_argv():
     assert "--kubernetes-feature-gates SELinuxMountReadWriteOncePod,+ReadWriteOncePod,-APIResponseCompression" in text
     assert "--encrypt-etcd-storage=false" in args and "--ipv6" in args
     assert "--instance-manager karpenter" in text and "--discovery-store s3://oidc" in text and "--api-server-count 1" in text
-    assert "--encrypt-etcd-storage" not in " ".join(kops_spec.create_cluster_args("c.example.com", {}))
+    assert "--encrypt-etcd-storage" not in " ".join(create_args.create_cluster_args("c.example.com", {}))
 
 
 def test_after_create_sets_egress_on_zone_subnets_only():
@@ -102,10 +103,10 @@ def test_after_create_sets_egress_on_zone_subnets_only():
         "metadata": {"name": "p", "creationTimestamp": "x"},
         "spec": {"subnets": [{"name": "us-east-1a", "type": "Private"}, {"name": "utility-us-east-1a", "type": "Utility"}]},
     }
-    after = kops_spec.after_create(cluster, {"egress": "nat-0123456789abcdef0", "cloud_labels": {"team": "a,b", "x": "1"}})
+    after = create_args.after_create(cluster, {"egress": "nat-0123456789abcdef0", "cloud_labels": {"team": "a,b", "x": "1"}})
     assert [s.get("egress") for s in after["spec"]["subnets"]] == ["nat-0123456789abcdef0", None]
     assert after["spec"]["cloudLabels"] == {"team": "a,b"} and "creationTimestamp" not in after["metadata"]
-    assert kops_spec.after_create(cluster, {"cloud_labels": {"x": "1"}}) is None
+    assert create_args.after_create(cluster, {"cloud_labels": {"x": "1"}}) is None
 
 
 @pytest.mark.parametrize(

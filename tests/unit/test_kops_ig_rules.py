@@ -5,6 +5,7 @@ condition: what it refuses is refused (naming the option), what it accepts is ac
 import pytest
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import user_data
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
 
 ALL_ON_DEMAND = {"instances": ["c5.large", "c5a.large"], "on_demand_above_base": 100}
@@ -244,7 +245,7 @@ PART = {"name": "hello.sh", "type": "text/x-shellscript", "content": "#!/bin/sh\
 
 
 def test_multipart_framing_is_kops_own():
-    rendered = kops_ig.aws_multipart_mime(NODEUP, [PART]).decode()
+    rendered = user_data.aws_multipart_mime(NODEUP, [PART]).decode()
     assert rendered.startswith(
         'Content-Type: multipart/mixed; boundary="MIMEBOUNDARY"\r\nMIME-Version: 1.0\r\n\r\n'
         '--MIMEBOUNDARY\r\nContent-Disposition: attachment; filename="nodeup.sh"\r\n'
@@ -255,19 +256,19 @@ def test_multipart_framing_is_kops_own():
         "Content-Transfer-Encoding: 7bit\r\nContent-Type: text/x-shellscript\r\nMime-Version: 1.0\r\n"
         "\r\n#!/bin/sh\necho hi\n\r\n--MIMEBOUNDARY--\r\n"
     )
-    assert kops_ig.nodeup_script_of(rendered) == NODEUP
-    assert kops_ig.aws_multipart_mime(NODEUP, []) == NODEUP.encode() and kops_ig.nodeup_script_of(NODEUP) == NODEUP
-    bastion = kops_ig.aws_multipart_mime(NODEUP, [PART], bastion=True).decode()
-    assert "nodeup.sh" not in bastion and kops_ig.nodeup_script_of(bastion) is None
+    assert user_data.nodeup_script_of(rendered) == NODEUP
+    assert user_data.aws_multipart_mime(NODEUP, []) == NODEUP.encode() and user_data.nodeup_script_of(NODEUP) == NODEUP
+    bastion = user_data.aws_multipart_mime(NODEUP, [PART], bastion=True).decode()
+    assert "nodeup.sh" not in bastion and user_data.nodeup_script_of(bastion) is None
 
 
 def test_user_data_over_16384_bytes_refused_naming_the_option():
     """EC2 refuses user data over 16 KB raw (kops' own limit for instances: awstasks/instance.go:35)."""
-    room = 16384 - len(kops_ig.aws_multipart_mime(NODEUP, [dict(PART, content="")]))
+    room = 16384 - len(user_data.aws_multipart_mime(NODEUP, [dict(PART, content="")]))
     spec = {"role": "Node", "additionalUserData": [dict(PART, content="x" * room)]}
-    assert kops_ig.user_data_problem(NODEUP, spec, "nodes.c.example.org") is None  # exactly 16384: accepted
+    assert user_data.user_data_problem(NODEUP, spec, "nodes.c.example.org") is None  # exactly 16384: accepted
     spec["additionalUserData"][0]["content"] += "x"
-    problem = kops_ig.user_data_problem(NODEUP, spec, "nodes.c.example.org")
+    problem = user_data.user_data_problem(NODEUP, spec, "nodes.c.example.org")
     assert problem.startswith(
         "additional_user_data: the launch template user data would be 16385 bytes, over EC2's "
         "limit of 16384 (nodeup script %d bytes as kops rendered it in nodes.c.example.org" % len(NODEUP)

@@ -6,6 +6,7 @@ import os
 import pytest
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_output
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import update_plan
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "kops-1.36.2")
 CLUSTER = "mycluster01.kopsclustertest.example.org"
@@ -26,7 +27,7 @@ def by_resource(items):
 
 
 def test_plan_scale_is_exactly_one_asg_modification():
-    plan = kops_output.parse_update_plan(fixture("update_plan_scale.txt"))
+    plan = update_plan.parse_update_plan(fixture("update_plan_scale.txt"))
     assert plan == {
         "create": [],
         "modify": [
@@ -45,18 +46,18 @@ def test_plan_scale_is_exactly_one_asg_modification():
 
 
 def test_plan_no_changes():
-    plan = kops_output.parse_update_plan(fixture("update_no_changes.txt"))
+    plan = update_plan.parse_update_plan(fixture("update_no_changes.txt"))
     assert plan == {"create": [], "modify": [], "delete": [], "prune": [], "ignored": [], "changed": False}
-    assert plan == kops_output.empty_plan()
+    assert plan == update_plan.empty_plan()
 
 
 def test_plan_empty_output_is_empty_plan():
-    assert kops_output.parse_update_plan("") == kops_output.empty_plan()
+    assert update_plan.parse_update_plan("") == update_plan.empty_plan()
 
 
 def test_create_preview_lists_every_resource_to_create():
     text = fixture("create_cluster_preview.txt")
-    plan = kops_output.parse_update_plan(text)
+    plan = update_plan.parse_update_plan(text)
     assert plan["changed"] is True
     assert plan["modify"] == [] and plan["delete"] == [] and plan["prune"] == []
     # One item per "  Type/name" header line of the "Will create resources:" section.
@@ -75,7 +76,7 @@ def test_create_preview_lists_every_resource_to_create():
 
 
 def test_create_preview_field_values():
-    items = by_resource(kops_output.parse_update_plan(fixture("create_cluster_preview.txt"))["create"])
+    items = by_resource(update_plan.parse_update_plan(fixture("create_cluster_preview.txt"))["create"])
 
     asg_a = items["AutoscalingGroup/nodes-us-east-1a." + CLUSTER]
     assert asg_a["type"] == "AutoscalingGroup" and asg_a["name"] == "nodes-us-east-1a." + CLUSTER
@@ -145,14 +146,14 @@ def test_create_preview_field_values():
 
 
 def test_create_preview_ignores_text_after_the_plan():
-    plan = kops_output.parse_update_plan(fixture("create_cluster_preview.txt"))
+    plan = update_plan.parse_update_plan(fixture("create_cluster_preview.txt"))
     resources = [item["resource"] for item in plan["create"]]
     assert resources[-1] == "WarmPool/nodes-us-east-1c." + CLUSTER
     assert not any("Suggestions" in r or "kops" in r.split("/")[0] for r in resources)
 
 
 def test_upgrade_plan_multiline_diffs():
-    plan = kops_output.parse_update_plan(fixture("update_plan_upgrade.txt"))
+    plan = update_plan.parse_update_plan(fixture("update_plan_upgrade.txt"))
     assert plan["changed"] is True
     assert plan["create"] == [] and plan["delete"] == [] and plan["prune"] == []
     items = by_resource(plan["modify"])
@@ -201,12 +202,12 @@ def test_plan_deletion_sections():
         "\n"
         "Must specify --yes to apply changes\n"
     )
-    plan = kops_output.parse_update_plan(text)
+    plan = update_plan.parse_update_plan(text)
     assert plan["prune"] == [{"resource": "SecurityGroupRule", "name": "sg-1:port=22"}]
     assert plan["delete"] == [{"resource": "LoadBalancer", "name": "api-old"}]
     assert plan["modify"][0]["changes"] == {"MaxSize": {"old": "2", "new": "3"}}
     assert plan["changed"] is True
-    assert kops_output.summarize_plan(plan) == [
+    assert update_plan.summarize_plan(plan) == [
         "modify AutoscalingGroup/nodes: MaxSize 2 -> 3",
         "delete LoadBalancer api-old",
         "prune SecurityGroupRule sg-1:port=22 (deleted only with prune: true)",
@@ -216,18 +217,18 @@ def test_plan_deletion_sections():
 def test_plan_prune_only_is_not_a_change():
     # --yes without --prune would not delete these, so applying would change nothing.
     text = "Items will be deleted only when the --prune flag is specified:\n  SecurityGroupRule    sg-1:port=22\n\nMust specify --yes to apply changes\n"
-    plan = kops_output.parse_update_plan(text)
+    plan = update_plan.parse_update_plan(text)
     assert plan["prune"] == [{"resource": "SecurityGroupRule", "name": "sg-1:port=22"}]
     assert plan["changed"] is False
 
 
 def test_summarize_scale_plan():
-    plan = kops_output.parse_update_plan(fixture("update_plan_scale.txt"))
-    assert kops_output.summarize_plan(plan) == ["modify AutoscalingGroup/nodes-us-east-1a.%s: MaxSize 1 -> 3, MinSize 1 -> 3" % CLUSTER]
+    plan = update_plan.parse_update_plan(fixture("update_plan_scale.txt"))
+    assert update_plan.summarize_plan(plan) == ["modify AutoscalingGroup/nodes-us-east-1a.%s: MaxSize 1 -> 3, MinSize 1 -> 3" % CLUSTER]
 
 
 def test_summarize_upgrade_plan():
-    lines = kops_output.summarize_plan(kops_output.parse_update_plan(fixture("update_plan_upgrade.txt")))
+    lines = update_plan.summarize_plan(update_plan.parse_update_plan(fixture("update_plan_upgrade.txt")))
     assert len(lines) == 16
     assert lines[0] == ("modify AddonManifest/%s-addons-aws-ebs-csi-driver.addons.k8s.io-k8s-1.17: Contents (changed)" % CLUSTER)
     assert lines[1] == "modify AutoscalingGroup/nodes-us-east-1a.%s: MaxSize 1 -> 3, MinSize 1 -> 3" % CLUSTER
@@ -235,12 +236,12 @@ def test_summarize_upgrade_plan():
 
 
 def test_summarize_create_and_empty():
-    plan = kops_output.parse_update_plan(fixture("create_cluster_preview.txt"))
-    lines = kops_output.summarize_plan(plan)
+    plan = update_plan.parse_update_plan(fixture("create_cluster_preview.txt"))
+    lines = update_plan.summarize_plan(plan)
     assert len(lines) == 129
     assert lines[0] == "create AddonManifest/%s-addons-aws-cloud-controller.addons.k8s.io-k8s-1.18" % CLUSTER
     assert "create VPC/" + CLUSTER in lines
-    assert kops_output.summarize_plan(kops_output.empty_plan()) == []
+    assert update_plan.summarize_plan(update_plan.empty_plan()) == []
 
 
 # --------------------------------------------------------------------------------------------
@@ -598,11 +599,11 @@ def test_eventbridge_tag_change_is_never_applied_by_kops_so_it_is_ignored():
         "  \tMaxSize             \t 2 -> 3\n\n"
         "Must specify --yes to apply changes\n"
     )
-    plan = kops_output.parse_update_plan(text)
+    plan = update_plan.parse_update_plan(text)
     assert [i["resource"] for i in plan["modify"]] == ["AutoscalingGroup/nodes.c.example.org"]
     assert [i["resource"] for i in plan["ignored"]] == ["EventBridgeRule/c.example.org-ASGLifecycle"]
     assert plan["changed"] is True
-    only_tags = kops_output.parse_update_plan(text.split("\n\n  AutoscalingGroup")[0] + "\n\nMust specify --yes to apply changes\n")
+    only_tags = update_plan.parse_update_plan(text.split("\n\n  AutoscalingGroup")[0] + "\n\nMust specify --yes to apply changes\n")
     assert only_tags["changed"] is False and len(only_tags["ignored"]) == 1
 
 
@@ -616,9 +617,9 @@ def test_overrides_to_nil_of_an_instance_requirements_group_are_never_applied():
         "  \tMixedInstanceOverrides\t [] -> <nil>\n\n"
         "Must specify --yes to apply changes\n"
     )
-    plan = kops_output.parse_update_plan(text)
+    plan = update_plan.parse_update_plan(text)
     assert plan["changed"] is False and [i["resource"] for i in plan["ignored"]] == ["AutoscalingGroup/requirements-workers.demo.k8s.local"]
-    real = kops_output.parse_update_plan(text.replace("[] -> <nil>", "[t3.medium] -> [t3.medium, t3a.medium]"))
+    real = update_plan.parse_update_plan(text.replace("[] -> <nil>", "[t3.medium] -> [t3.medium, t3a.medium]"))
     assert real["changed"] is True and real["ignored"] == []
 
 
@@ -635,7 +636,7 @@ SPOT_PLAN = (
 def test_group_fields_kops_never_reads_back_are_settled_against_aws():
     """kops v1.36.2 AutoscalingGroup.Find reads neither CapacityRebalance nor WarmPool: every plan lists them.
     WarmPool (never applied by that task) is always ignored; CapacityRebalance only when AWS already holds it."""
-    plan = kops_output.parse_update_plan(SPOT_PLAN)
+    plan = update_plan.parse_update_plan(SPOT_PLAN)
     assert [i["resource"] for i in plan["ignored"]] == ["AutoscalingGroup/warm-workers.demo.k8s.local"]
     assert plan["changed"] is True
     asked = []
@@ -647,13 +648,13 @@ def test_group_fields_kops_never_reads_back_are_settled_against_aws():
 
         return describe
 
-    settled = kops_output.settle_unread_fields(kops_output.parse_update_plan(SPOT_PLAN), holds(True))
+    settled = update_plan.settle_unread_fields(update_plan.parse_update_plan(SPOT_PLAN), holds(True))
     assert settled["changed"] is False and settled["modify"] == [] and len(settled["ignored"]) == 2
     assert asked == ["spot-workers.demo.k8s.local"]
     # AWS holds another value (or no such group): a real change, kept.
     for describe in (holds(False), lambda name: None):
-        kept = kops_output.settle_unread_fields(kops_output.parse_update_plan(SPOT_PLAN), describe)
+        kept = update_plan.settle_unread_fields(update_plan.parse_update_plan(SPOT_PLAN), describe)
         assert kept["changed"] is True and [i["resource"] for i in kept["modify"]] == ["AutoscalingGroup/spot-workers.demo.k8s.local"]
     # With another change on the same group, the item stays whatever AWS holds.
     mixed = SPOT_PLAN.replace("<nil> -> true\n", "<nil> -> true\n  \tMinSize             \t 1 -> 2\n")
-    assert kops_output.settle_unread_fields(kops_output.parse_update_plan(mixed), holds(True))["changed"] is True
+    assert update_plan.settle_unread_fields(update_plan.parse_update_plan(mixed), holds(True))["changed"] is True

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules, kops_spec
-from ansible_collections.kopsible.kops.plugins.module_utils._kops import dns_zones, kube_versions
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import create_args, dns_zones, kube_versions
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import cluster_facts
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.kube_versions import check_version_change
 from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import parse_get_json
@@ -421,7 +421,7 @@ HA_PARAMS = dict(
 
 
 def test_create_cluster_args_ha_example():
-    assert kops_spec.create_cluster_args(CLUSTER, HA_PARAMS) == [
+    assert create_args.create_cluster_args(CLUSTER, HA_PARAMS) == [
         "create",
         "cluster",
         "--name",
@@ -459,8 +459,8 @@ def test_create_cluster_args_minimal_and_unset_options():
         zones=["us-east-1a"],
         cloud=None,
     )
-    assert kops_spec.create_cluster_args("a.k8s.local", params) == ["create", "cluster", "--name", "a.k8s.local", "--cloud", "aws", "--zones", "us-east-1a"]
-    assert kops_spec.create_cluster_args("a.k8s.local", {"zones": ["us-east-1a"]}) == [
+    assert create_args.create_cluster_args("a.k8s.local", params) == ["create", "cluster", "--name", "a.k8s.local", "--cloud", "aws", "--zones", "us-east-1a"]
+    assert create_args.create_cluster_args("a.k8s.local", {"zones": ["us-east-1a"]}) == [
         "create",
         "cluster",
         "--name",
@@ -487,7 +487,7 @@ def test_create_cluster_args_other_flags():
         "api_loadbalancer_type": "public",
         "channel": "stable",
     }
-    assert kops_spec.create_cluster_args("c.example.org", params, "/tmp/key.pub") == [
+    assert create_args.create_cluster_args("c.example.org", params, "/tmp/key.pub") == [
         "create",
         "cluster",
         "--name",
