@@ -420,7 +420,7 @@ def iam_enforcement_mode():
     import json
     import urllib.parse
 
-    import emulator_patches
+    from emulator_patches.iam_enforcement import record_iam_refusals
     from moto import settings
     from moto.core.authorization import ActionAuthenticatorMixin
     from moto.moto_api._internal import urls
@@ -453,7 +453,7 @@ def iam_enforcement_mode():
         requests = IAM_ENFORCEMENT["requests"]
         requests[(principal, action, resource)] = requests.get((principal, action, resource), 0) + 1
 
-    emulator_patches.record_iam_refusals(lambda entry: IAM_ENFORCEMENT["denied"].append(entry), record_allowed)
+    record_iam_refusals(lambda entry: IAM_ENFORCEMENT["denied"].append(entry), record_allowed)
 
     original_reset = MotoAPIBackend.reset
 

@@ -1,4 +1,4 @@
-"""Each emulator fix (tools/emulator_patches.py) pinned through boto3 over HTTP, as AWS answers."""
+"""Each emulator fix (tools/emulator_patches/, one module per AWS service) pinned through boto3 over HTTP, as AWS answers."""
 
 import base64
 import hashlib

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store import reader, summary
+from conftest import CLUSTER
 from harness import store_factory
 from harness.playbook import ansible_env
 
@@ -323,3 +324,43 @@ def test_playbook_runs_per_cluster_on_the_controller(emulator, tmp_path, templat
         region = plan[name]["region"]
         assert sorted(seen["keys"]) == ["%s/instancegroup/%s" % (name, ig) for ig in ("control-plane-%sa" % region, "nodes-%sa" % region, "nodes-%sb" % region)]
     assert not (tmp_path / "c0.k8s.local.json").exists()
+
+
+def test_an_applied_clusters_host_agrees_with_kops_and_with_aws(applied_cluster, tmp_path):
+    """Issue 29 item 13: the host of a cluster kops applied (the guide's HA cluster) against what the plugin does not
+    compute from: kops' own ``get cluster``/``get ig -o json``, and the Auto Scaling groups and launch templates kops
+    made in AWS (found by kops' tag ``kops.k8s.io/instancegroup``): each group's sizes, zones and machine type, the
+    cluster's zones and region."""
+    emulator = applied_cluster.emulator
+    store = applied_cluster.kops["state_store"]
+    inv = inventory(emulator, write_config(tmp_path, {"state_stores": [store]}))
+    assert inv.rc == 0, inv.stderr
+    assert inv.hosts == [CLUSTER]
+    host = inv.hostvars[CLUSTER]
+
+    cluster = json.loads(store_factory.run_kops(emulator, store, ["get", "cluster", CLUSTER, "-o", "json"]).stdout)
+    listed = store_factory.run_kops(emulator, store, ["get", "ig", "--name", CLUSTER, "-o", "json"]).stdout
+    groups = {g["metadata"]["name"]: g["spec"] for g in json.loads(listed)}
+    assert host["kubernetes_version"] == cluster["spec"]["kubernetesVersion"] and host["dns_zone"] == cluster["spec"]["dnsZone"]
+    assert sorted(g["name"] for g in host["instance_groups"]) == sorted(groups)
+
+    autoscaling, ec2 = emulator.client("autoscaling"), emulator.client("ec2")
+    zone_of_subnet = {s["SubnetId"]: s["AvailabilityZone"] for s in ec2.describe_subnets()["Subnets"]}
+    asgs = {}
+    for asg in autoscaling.describe_auto_scaling_groups()["AutoScalingGroups"]:
+        tags = {t["Key"]: t["Value"] for t in asg.get("Tags", [])}
+        if tags.get("KubernetesCluster") == CLUSTER:
+            asgs[tags["kops.k8s.io/instancegroup"]] = asg
+    assert sorted(asgs) == sorted(groups), "one Auto Scaling group per InstanceGroup in AWS"
+    for group in host["instance_groups"]:
+        asg = asgs[group["name"]]
+        assert (group["min_size"], group["max_size"]) == (asg["MinSize"], asg["MaxSize"]), group["name"]
+        assert group["zones"] == sorted({zone_of_subnet[s] for s in asg["VPCZoneIdentifier"].split(",")}), group["name"]
+        template = asg["LaunchTemplate"]
+        versions = ec2.describe_launch_template_versions(LaunchTemplateId=template["LaunchTemplateId"], Versions=[template["Version"]])
+        [version] = versions["LaunchTemplateVersions"]
+        assert group["machine_type"] == version["LaunchTemplateData"]["InstanceType"], group["name"]
+    in_aws = {zone_of_subnet[s] for a in asgs.values() for s in a["VPCZoneIdentifier"].split(",")}
+    assert host["zones"] == sorted(in_aws) and {z[:-1] for z in in_aws} == {host["region"]}
+    control_plane = [a for name, a in asgs.items() if groups[name]["role"] in ("Master", "ControlPlane")]
+    assert host["control_plane_zones"] == sorted({zone_of_subnet[s] for a in control_plane for s in a["VPCZoneIdentifier"].split(",")})
