@@ -18,7 +18,7 @@ os.environ.setdefault("GOGC", "200")
 
 from harness.emulator import Emulator  # noqa: E402
 from harness.kops_env import UBUNTU_AMI, KopsDNS, make_delegated_world, module_options  # noqa: E402
-from harness.kube_world import KubeWorldProcess, prefix_for  # noqa: E402
+from harness.kubeworld_runner import KubeWorldProcess, prefix_for  # noqa: E402
 from harness.playbook import run_playbook  # noqa: E402
 
 PARENT = "example.org"
@@ -82,7 +82,7 @@ def _world_names():
 
 @pytest.fixture(scope="session")
 def kube_world_process(emulator_session, kops_dns):
-    """tools/kube_world.py watching this worker's emulator, paused (no control plane) between the tests
+    """`python -m kubeworld` (tools/kubeworld/) watching this worker's emulator, paused (no control plane) between the tests
     that ask for it: the tests of other files prove "check mode writes nothing" on the emulator's state,
     which the kube world's dns-controller stand-in would change under them."""
     world = KubeWorldProcess(emulator_session, prefix_for(kops_dns.address)).start(paused=True)

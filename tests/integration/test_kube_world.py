@@ -12,7 +12,7 @@ import yaml
 
 from conftest import BUCKET, CLUSTER, UBUNTU_AMI, KopsWorld
 from harness.emulator import SECRET_KEY
-from harness.kube_world import wait_for
+from harness.kubeworld_runner import wait_for
 from harness.store_factory import run_kops
 from kubeworld.node_agent import StoreView
 from kubeworld.world import CA_SUFFIX, SA_SUFFIX, Cluster, KubeWorld

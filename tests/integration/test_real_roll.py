@@ -14,7 +14,7 @@ import pytest
 from test_kube_world import running_instances
 
 from conftest import BUCKET, CLUSTER, KopsWorld
-from harness.kube_world import wait_for
+from harness.kubeworld_runner import wait_for
 
 pytestmark = pytest.mark.kops
 FAST = dict(

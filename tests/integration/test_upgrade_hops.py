@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from conftest import BUCKET, CLUSTER, live_world
-from harness.kube_world import wait_for
+from harness.kubeworld_runner import wait_for
 
 pytestmark = pytest.mark.kops
 FAST = dict(

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import CLUSTER, live_world
-from harness.kube_world import wait_for
+from harness.kubeworld_runner import wait_for
 
 pytestmark = pytest.mark.kops
 FAST = dict(

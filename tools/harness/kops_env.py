@@ -112,7 +112,7 @@ def lifecycle_overrides(dns, ssh_public_key, kubeconfig=None):
     (dict): kops' offline settings, the emulator's Ubuntu image and channel ``none``, DNS
     verification against the emulator's DNS face, and a cloud-only roll.
 
-    With ``kubeconfig`` (a path; the kube world must run, tools/harness/kube_world.py), the create step
+    With ``kubeconfig`` (a path; the kube world must run, tools/harness/kubeworld_runner.py), the create step
     validates the cluster for real (``kops validate cluster`` against its control plane) and exports the
     admin kubeconfig there, the report lists the nodes read through it, a Deployment of 6 pods with a
     PodDisruptionBudget (minAvailable 4) is deployed, and the upgrade rolls for real: validation, cordon,

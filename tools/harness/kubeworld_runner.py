@@ -1,4 +1,4 @@
-"""The Kubernetes half of the local world (tools/kube_world.py) as a child process, for tests, the
+"""The Kubernetes half of the local world (tools/kubeworld/, run as ``python -m kubeworld``) as a child process, for tests, the
 demo and the sandbox: every kops cluster applied in the emulator gets a real control plane and a
 node agent (tools/kubeworld/), found here by cluster name."""
 
@@ -21,7 +21,7 @@ def prefix_for(dns_address):
 
 
 class KubeWorldProcess(object):
-    """tools/kube_world.py watching ``emulator``; control planes on ``prefix``.N:443.
+    """`python -m kubeworld` (tools/kubeworld/) watching ``emulator``; control planes on ``prefix``.N:443.
 
     ``state_dir`` holds world.json, and per cluster its files, logs and knobs.json.
     """
@@ -43,11 +43,13 @@ class KubeWorldProcess(object):
         if paused:
             open(os.path.join(self.state_dir, "paused"), "w").close()
         log = open(os.path.join(self.state_dir, "kube-world.log"), "ab")
-        env = dict(os.environ, **self.emulator.aws_env())
+        tools = os.path.join(ROOT, "tools")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (tools, os.environ.get("PYTHONPATH")) if p), **self.emulator.aws_env())
         self.proc = subprocess.Popen(
             [
                 sys.executable,
-                os.path.join(ROOT, "tools", "kube_world.py"),
+                "-m",
+                "kubeworld",
                 "--emulator-url",
                 self.emulator.url,
                 "--prefix",

@@ -3,7 +3,7 @@
 
 Usage::
 
-    python tools/kube_world.py --emulator-url http://127.0.0.1:PORT --prefix 127.1.0 --state-dir DIR
+    PYTHONPATH=tools python -m kubeworld --emulator-url http://127.0.0.1:PORT --prefix 127.1.0 --state-dir DIR
 
 Every kops cluster applied in the emulator's state stores gets a real control plane (etcd,
 kube-apiserver, kube-controller-manager, kube-scheduler from .cache/bin, built by
@@ -18,7 +18,7 @@ import signal
 import sys
 import threading
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tools/: kubeworld and harness
 
 
 def main(argv=None):
