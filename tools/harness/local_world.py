@@ -9,7 +9,7 @@ import os
 from . import ports
 from .emulator import Emulator
 from .kops_env import KopsDNS, module_options
-from .kube_world import KubeWorldProcess, prefix_for
+from .kubeworld_runner import KubeWorldProcess, prefix_for
 
 DNS_PORT = 53
 
