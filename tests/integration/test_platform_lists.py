@@ -43,12 +43,19 @@ def test_module_accepts_exactly_what_kops_accepts(option):
     assert sorted(module - kops) == [], "looser than kops"
 
 
-def test_networking_rule_passes_each_kops_mode():
-    """Every networking mode kops' help lists (read when the test runs: collecting the file needs no kops)."""
-    values = platform_lists.kops_values("networking")
-    assert "cilium" in values
-    for value in values:
-        kops_rules.one_of(value, kops_rules.NETWORKING_MODES, "networking")
+def kops_networking_modes():
+    """The networking modes kops' help lists, one case each; without a kops binary (``make check`` collects every file
+    but runs no integration test) one case that fails when run, saying so."""
+    try:
+        return platform_lists.kops_values("networking")
+    except RuntimeError:
+        return [pytest.param(None, id="no-kops-binary")]
+
+
+@pytest.mark.parametrize("value", kops_networking_modes())
+def test_networking_rule_passes_each_kops_mode(value):
+    assert value is not None, "no kops binary: run scripts/ensure_kops.sh"
+    kops_rules.one_of(value, kops_rules.NETWORKING_MODES, "networking")
 
 
 @pytest.mark.parametrize("value", ["Cilium", "cilium ", "weave", "canal", "romana", ""])
