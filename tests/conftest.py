@@ -52,6 +52,32 @@ def play(emulator):
     return _play
 
 
+# A parametrized bad-input test runs every SAMPLE_EVERY-th case (by its index, the first included) through
+# ansible-playbook and the others through the module's main() in process (harness.in_process, issue 28).
+SAMPLE_EVERY = 4
+
+
+@pytest.fixture
+def sampled_run(request, emulator):
+    """``sampled_run(task, kops=None)``: the result of one harness task (``{"name": ..., "kopsible.kops.<module>": ...}``)
+    of a parametrized bad-input test: case 0, SAMPLE_EVERY, ... (the index of the test's first parameter) through
+    ``ansible-playbook`` (module_defaults, the action group and the controller stay proven; its output must hold no
+    traceback), the others through the module's real ``main()`` in this process with the arguments the play's
+    module_defaults would give (the same argument spec, rules and ``fail_json``, without a controller per input)."""
+    from harness import in_process
+
+    index = list(request.node.callspec.indices.values())[0]
+
+    def _run(task, kops=None):
+        if index % SAMPLE_EVERY == 0:
+            run = run_playbook([dict(task, ignore_errors=True)], emulator=emulator, kops=kops)
+            assert "Traceback" not in run.stdout + run.stderr, run.stderr[-3000:]
+            return run.result(task["name"])
+        return in_process.run_task(task, emulator, kops=kops)
+
+    return _run
+
+
 @pytest.fixture(scope="session")
 def kops_dns(emulator_session):
     """A DNS server on port 53 answering for the emulator's zones (kops resolves its zone's NS records):

@@ -150,10 +150,10 @@ def test_uppercase_and_trailing_dot_are_normalised(emulator, play):
         ({"state": "gone"}, "value of state must be one of: present, absent, got: gone"),
     ],
 )
-def test_bad_input_fails_and_writes_nothing(emulator, play, options, message):
+def test_bad_input_fails_and_writes_nothing(emulator, sampled_run, options, message):
     make_zone(emulator, "example.org")
     before = emulator.snapshot()
-    result = play([task(**options)]).result("sub")
+    result = sampled_run(task(**options))
     assert result.get("failed") is True
     assert message in result["msg"], result["msg"]
     assert "Traceback" not in str(result)
