@@ -310,9 +310,9 @@ def instance_group_name(value, field="name"):
     stores the group under ``instancegroup/<ig>``; k8s.io/apimachinery IsDNS1123Subdomain, as for every object name).
     Returns it; raises RuleError naming ``field``."""
     name = value if isinstance(value, str) else ""
-    if len(name) > 253:  # k8s.io/apimachinery/pkg/util/validation DNS1123SubdomainMaxLength
+    if len(name) > DNS1123_SUBDOMAIN_MAX_LENGTH:
         raise RuleError("%s: %r has %d characters; an InstanceGroup name is at most 253 (a DNS subdomain)" % (field, value, len(name)))
-    if not name or not all(re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", p) for p in name.split(".")):
+    if not DNS1123_SUBDOMAIN_RE.fullmatch(name):
         raise RuleError("%s: %r must be lowercase letters, digits, '-' and '.', starting and ending with a letter or digit" % (field, value))
     return name
 
