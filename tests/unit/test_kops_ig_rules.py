@@ -201,6 +201,7 @@ def test_max_instance_lifetime(value, ok):
         ({"a/b/c": "x"}, "at most one '/'"),  # instancegroup.go:454 (issue 16)
         ({"example.com/" + "n" * 64: "x"}, "the name part has 64 characters"),  # kube.go:64-66
         ({"Example.com/x": "1"}, "is not a lowercase DNS subdomain"),  # kube.go:53 (dns.go:64)
+        ({"example.com\n/x": "1"}, "the prefix 'example.com\\n' is not a lowercase DNS subdomain"),  # Go's $ is the end of text
         ({"/x": "1"}, "the prefix before '/' is empty"),  # kube.go:51-52
         ({"-x": "1"}, "the name part must be"),  # kube.go:68
         ({"x": "-bad"}, "the value must be empty or"),  # kube.go:90
