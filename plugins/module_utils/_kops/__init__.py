@@ -8,6 +8,7 @@ the collection; names may change).
 - :mod:`.scale_down`: a scale-down that drains: the instances an Auto Scaling group would remove (its termination
   policies), their Nodes drained as kops drains a node it rolls, and exactly those terminated.
 - :mod:`.run`: the run of a kops module (KopsRun): its parts, the step under the guard, the one failure shape.
+- :mod:`.cluster_state`, :mod:`.instancegroup_state`: the steps of kops_cluster and kops_instancegroup behind their main().
 - :mod:`.kube_versions`, :mod:`.create_rules`, :mod:`.dns_zones`, :mod:`.spec_fields`, :mod:`.ig_labels`,
   :mod:`.user_data`: kops' rules by topic.
 - :mod:`.create_options`, :mod:`.create_args`, :mod:`.update_plan`, :mod:`.rolling_log`, :mod:`.ec2_reads`: the
