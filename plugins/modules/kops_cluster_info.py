@@ -313,8 +313,8 @@ def argument_spec():
 
 
 def check_params(module):
-    """The cluster name (str, or None for every cluster of the store) after the option rules; fails the module naming
-    the option."""
+    """``(name, max_age)`` after the option rules: the cluster name (str, or None for every cluster of the store) and
+    ``etcd_backup_max_age`` in seconds (float, or None); fails the module naming the option."""
     params = module.params
     name = checked(module, kops_rules.cluster_name, params["name"]) if params["name"] is not None else None
     if params["validate"] and not (name and params["kubeconfig"]):
@@ -323,9 +323,10 @@ def check_params(module):
         module.fail_json(msg="upgrade_to: needs name (the plan is of one cluster)")
     if params["kubeconfig"] and not kops_pdb.HAS_KUBERNETES:
         module.fail_json(msg=missing_required_lib("kubernetes"))
+    max_age = None
     if params["etcd_backup_max_age"] is not None:
-        checked(module, kops_rules.duration_seconds, params["etcd_backup_max_age"], "etcd_backup_max_age")
-    return name
+        max_age = checked(module, kops_rules.duration_seconds, params["etcd_backup_max_age"], "etcd_backup_max_age")
+    return name, max_age
 
 
 def describe(module, record, runner, state_store, max_age, backup_clients):
@@ -342,8 +343,7 @@ def describe(module, record, runner, state_store, max_age, backup_clients):
 def main():
     module = KopsModule(argument_spec=argument_spec(), supports_check_mode=True)
     params = module.params
-    name = check_params(module)
-    max_age = kops_rules.duration_seconds(params["etcd_backup_max_age"], "etcd_backup_max_age") if params["etcd_backup_max_age"] is not None else None
+    name, max_age = check_params(module)
     state_store = read_only_store(module, "kops_cluster_info")
     runner = runner_from_module(module, state_store, kubeconfig=params["kubeconfig"]) if params["validate"] else None
     backup_clients = {}  # the S3 client of the etcd backup reads, made once for every cluster
