@@ -15,6 +15,11 @@ sys.path.insert(0, os.path.join(ROOT, ".cache", "collections"))
 # half as often (GOGC=200; Go's default is 100). A kops dry run on the emulator measured 0.87 -> 0.74 CPU-s (median
 # of 8 interleaved runs, issue 28); kops' behaviour and output are the same. A caller's own GOGC is kept.
 os.environ.setdefault("GOGC", "200")
+# kops' state-store key of a shell that sourced the sandbox's sandbox.env (S3_*): the modules keep a caller's
+# S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY (plugins/module_utils/kops_runner.py), which would sign the tests' kops runs
+# with the sandbox's key instead of each test's own credentials.
+for _name in ("S3_ENDPOINT", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "S3_REGION"):
+    os.environ.pop(_name, None)
 
 from harness.emulator import Emulator  # noqa: E402
 from harness.kops_env import UBUNTU_AMI, KopsDNS, make_delegated_world, module_options  # noqa: E402
@@ -126,6 +131,19 @@ def kube_world(kube_world_process):
     silently failed a pass would make a proof pass for the wrong reason)."""
     with kube_world_process.serving():
         yield kube_world_process
+
+
+@pytest.fixture(scope="session")
+def execution_environment(tmp_path_factory):
+    """The execution environment's contents in a fresh virtualenv (tools/harness/execution_environment.py), built once
+    per test run under the run's shared temporary root and reused by every file and pytest-xdist worker that runs
+    jobs in it (test_lifecycle, test_awx_runner)."""
+    from harness.execution_environment import ExecutionEnvironment
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's root, shared by the workers (each has its own basetemp below it)
+    return ExecutionEnvironment(root / "execution-environment").build_once()
 
 
 @pytest.fixture(scope="session")

@@ -165,7 +165,9 @@ def kops_environment(
     ``AWS_SESSION_TOKEN``; ``KUBECONFIG``. With an ``endpoint_url`` (or ``AWS_ENDPOINT_URL`` in ``base``),
     also ``AWS_ENDPOINT_URL``, ``AWS_EC2_METADATA_DISABLED=true`` and the S3 variables kops' state store
     needs for a custom endpoint (util/pkg/vfs/s3context.go: ``S3_ENDPOINT``, ``S3_ACCESS_KEY_ID``,
-    ``S3_SECRET_ACCESS_KEY``, ``S3_REGION``): ``AWS_ENDPOINT_URL_S3`` alone fails in kops.
+    ``S3_SECRET_ACCESS_KEY``, ``S3_REGION``): ``AWS_ENDPOINT_URL_S3`` alone fails in kops. ``S3_ACCESS_KEY_ID`` and
+    ``S3_SECRET_ACCESS_KEY`` already both in ``base`` are kept (kops signs its state-store requests with them and no
+    session token); otherwise they are the AWS access key and secret.
     ``extra`` (dict) is applied last (e.g. ``KOPS_BASE_URL``, ``KOPS_FEATURE_FLAGS``).
     """
     env = dict(os.environ if base is None else base)
@@ -192,10 +194,14 @@ def kops_environment(
         env.setdefault("AWS_EC2_METADATA_DISABLED", "true")
         env["S3_ENDPOINT"] = endpoint
         env["S3_REGION"] = region or env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
-        if env.get("AWS_ACCESS_KEY_ID"):
-            env["S3_ACCESS_KEY_ID"] = env["AWS_ACCESS_KEY_ID"]
-        if env.get("AWS_SECRET_ACCESS_KEY"):
-            env["S3_SECRET_ACCESS_KEY"] = env["AWS_SECRET_ACCESS_KEY"]
+        # kops' own state-store credentials, when the caller set both (an AWX custom credential, an S3-compatible
+        # store's key): kops signs its S3 requests with them and an empty token, so temporary AWS credentials (an STS
+        # token) cannot sign them; otherwise the AWS credentials, which then must be long-term ones.
+        if not (env.get("S3_ACCESS_KEY_ID") and env.get("S3_SECRET_ACCESS_KEY")):
+            if env.get("AWS_ACCESS_KEY_ID"):
+                env["S3_ACCESS_KEY_ID"] = env["AWS_ACCESS_KEY_ID"]
+            if env.get("AWS_SECRET_ACCESS_KEY"):
+                env["S3_SECRET_ACCESS_KEY"] = env["AWS_SECRET_ACCESS_KEY"]
     for key, value in (extra or {}).items():
         env[str(key)] = str(value)
     return env

@@ -22,7 +22,6 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from harness.execution_environment import ExecutionEnvironment
 from harness.kops_env import kops_operator, lifecycle_overrides
 from harness.playbook import run_playbook
 
@@ -92,12 +91,6 @@ def run_lifecycle(emulator, example, overrides, kops_dns, operator_env):
         resolv_conf=kops_dns.resolv_conf,
         env=operator_env,
     )
-
-
-@pytest.fixture(scope="module")
-def execution_environment(tmp_path_factory):
-    """The EE's contents in a fresh virtualenv (built once for this file)."""
-    return ExecutionEnvironment(tmp_path_factory.mktemp("ee")).build()
 
 
 def test_lifecycle_end_to_end(emulator, kops_dns, ssh_public_key, kube_world, tmp_path, execution_environment):

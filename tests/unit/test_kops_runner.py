@@ -63,6 +63,18 @@ def test_environment_endpoint_from_base_and_region_fallbacks():
     assert env["S3_REGION"] == "us-west-2"
 
 
+def test_environment_keeps_the_state_store_key_the_caller_set():
+    """Temporary AWS credentials (an STS token) cannot sign kops' state-store requests to a custom endpoint (kops
+    util/pkg/vfs/s3context.go: NewStaticCredentialsProvider(S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, "")), so a key
+    set for them (an AWX custom credential) is kept; one of the two alone is not a key and is replaced."""
+    base = {"S3_ACCESS_KEY_ID": "AKIASTATESTORE", "S3_SECRET_ACCESS_KEY": "store-secret"}
+    env = kops_environment(endpoint_url=ENDPOINT, access_key="ASIATEMP", secret_key="temp", session_token="tok", base=base)
+    assert (env["S3_ACCESS_KEY_ID"], env["S3_SECRET_ACCESS_KEY"]) == ("AKIASTATESTORE", "store-secret")
+    assert (env["AWS_ACCESS_KEY_ID"], env["AWS_SESSION_TOKEN"]) == ("ASIATEMP", "tok")
+    env = kops_environment(endpoint_url=ENDPOINT, access_key="ASIATEMP", secret_key="temp", base={"S3_ACCESS_KEY_ID": "AKIASTATESTORE"})
+    assert (env["S3_ACCESS_KEY_ID"], env["S3_SECRET_ACCESS_KEY"]) == ("ASIATEMP", "temp")
+
+
 def test_environment_region_keeps_explicit_default_region():
     env = kops_environment(region="eu-west-1", base={"AWS_DEFAULT_REGION": "us-east-2"})
     assert env == {"AWS_REGION": "eu-west-1", "AWS_DEFAULT_REGION": "us-east-2"}

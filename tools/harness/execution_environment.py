@@ -143,6 +143,26 @@ class ExecutionEnvironment:
         assert version == KOPS_VERSION, "kops %s, the EE pins %s" % (version, KOPS_VERSION)
         return self
 
+    def build_once(self):
+        """:meth:`build` unless another process of this test run built ``workdir`` already (its ``built.json``
+        records what the build read back); an exclusive lock on ``workdir``'s ``.lock`` file makes the other
+        pytest-xdist workers wait for the first one's build and reuse it. Returns self."""
+        import fcntl
+
+        os.makedirs(self.workdir, exist_ok=True)
+        with open(os.path.join(self.workdir, ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            record = os.path.join(self.workdir, "built.json")
+            if os.path.exists(record):
+                with open(record) as handle:
+                    built = json.load(handle)
+                self.installed, self.python_requirements = built["installed"], built["python_requirements"]
+                return self
+            self.build()
+            with open(record, "w") as handle:
+                json.dump({"installed": self.installed, "python_requirements": self.python_requirements}, handle)
+        return self
+
     def env(self, extra=None):
         """The environment of a job in the EE: its venv first on PATH (then kops), its collections only."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANSIBLE_", "VIRTUAL_ENV", "PYTHON"))}
@@ -154,24 +174,31 @@ class ExecutionEnvironment:
         env.update(extra or {})
         return env
 
-    def run_job(self, private_dir, playbook, extra_vars, env=None, resolv_conf=None, timeout=3600):
-        """Run ``playbook`` (a path relative to the project, this checkout) on localhost through the EE's
-        ``ansible-runner run``, with ``extra_vars`` (dict) and ``env`` (dict, e.g. the AWS credential) added to
-        the job's environment; with ``resolv_conf``, under tools/with-local-dns. Returns a :class:`JobRun`."""
+    def run_job(self, private_dir, playbook, extra_vars, env=None, resolv_conf=None, timeout=3600, inventory=None, limit=None, ident="job"):
+        """Run ``playbook`` (a path relative to the project, this checkout) through the EE's ``ansible-runner run``,
+        as AWX runs a job: ``extra_vars`` (dict) in the private data directory's ``env/extravars``, ``env`` (dict,
+        e.g. the AWS credential as AWX's credential types inject it) added to the job's environment (no
+        ``env/envvars`` file), ``inventory`` (a path: an inventory file or source such as a ``*.kops.yml``; default
+        localhost on the EE's Python), ``limit`` (a host pattern: a job slice) and ``ident`` (the job's artifacts
+        directory name); with ``resolv_conf``, under tools/with-local-dns. Returns a :class:`JobRun`."""
         private_dir = str(private_dir)
-        os.makedirs(os.path.join(private_dir, "inventory"), exist_ok=True)
         os.makedirs(os.path.join(private_dir, "env"), exist_ok=True)
-        with open(os.path.join(private_dir, "inventory", "hosts.yml"), "w") as handle:
-            yaml.safe_dump({"all": {"hosts": {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": self.bin("python")}}}}, handle)
+        if inventory is None:
+            os.makedirs(os.path.join(private_dir, "inventory"), exist_ok=True)
+            inventory = os.path.join(private_dir, "inventory", "hosts.yml")
+            with open(inventory, "w") as handle:
+                yaml.safe_dump({"all": {"hosts": {"localhost": {"ansible_connection": "local", "ansible_python_interpreter": self.bin("python")}}}}, handle)
         with open(os.path.join(private_dir, "env", "extravars"), "w") as handle:
             json.dump(extra_vars, handle)
-        argv = [self.bin("ansible-runner"), "run", private_dir, "--project-dir", ROOT, "-p", playbook, "--ident", "job"]
+        argv = [self.bin("ansible-runner"), "run", private_dir, "--project-dir", ROOT, "-p", playbook, "--ident", ident, "--inventory", str(inventory)]
+        if limit:
+            argv += ["--limit", limit]
         run_env = self.env(env)
         if resolv_conf:
             argv = [os.path.join(ROOT, "tools", "with-local-dns")] + argv
             run_env["KOPSIBLE_RESOLV_CONF"] = resolv_conf
         proc = subprocess.run(argv, capture_output=True, text=True, env=run_env, cwd=private_dir, timeout=timeout, check=False)
-        artifacts = os.path.join(private_dir, "artifacts", "job")
+        artifacts = os.path.join(private_dir, "artifacts", ident)
         events = []
         for path in sorted(glob.glob(os.path.join(artifacts, "job_events", "*.json")), key=lambda p: int(os.path.basename(p).split("-")[0])):
             with open(path) as handle:
