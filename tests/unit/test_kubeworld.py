@@ -202,7 +202,7 @@ def test_the_pods_pass_never_recreates_mirror_pods_of_a_node_just_removed():
     control-plane-us-east-1b: "system-cluster-critical pod kube-apiserver-ip-172-20-64-4... is pending", twice)."""
     name = "ip-172-20-64-4.ec2.internal"
     core = RecordingCore([name])
-    agent = node_agent.NodeAgent("c", core, None, None, None)
+    agent = node_agent.NodeAgent("c", core, None, None, SimpleNamespace(cluster={}, groups={}))
     agent.store_refreshed = time.time()
     inst = {"id": "i-" + name, "ip": "172.20.64.4", "dns": name, "group": "control-plane-us-east-1b"}
     stale = {name: (inst, "ControlPlane", True)}  # what the pods loop copied before the instance was terminated
@@ -214,17 +214,17 @@ def test_the_pods_pass_never_recreates_mirror_pods_of_a_node_just_removed():
 
 
 def test_mirror_pods_are_created_running_in_one_pass():
-    """A control-plane Node just registered gets its three mirror pods, each Running at once (kops validate looks for
-    them right after a roll's interval; a pass later cost a 30 s retry: "control-plane node ... is missing
-    kube-apiserver pod")."""
+    """A control-plane Node just registered gets its three mirror pods and kube-proxy's (the cluster spec leaves it
+    on), each Running at once (kops validate looks for them right after a roll's interval; a pass later cost a 30 s
+    retry: "control-plane node ... is missing kube-apiserver pod")."""
     name = "ip-172-20-0-7.ec2.internal"
     core = RecordingCore([name])
-    agent = node_agent.NodeAgent("c", core, None, None, SimpleNamespace(kubernetes_version=lambda: "1.35.0"))
+    agent = node_agent.NodeAgent("c", core, None, None, SimpleNamespace(kubernetes_version=lambda: "1.35.0", cluster={"spec": {}}))
     inst = {"id": "i-7", "ip": "172.20.0.7", "dns": name, "group": "control-plane-us-east-1a"}
     agent.wanted = {name: (inst, "ControlPlane", True)}
     agent.node_uids = {name: "uid-" + name}
     agent.reconcile_pods(dict(agent.wanted), {})
-    made = ["%s-%s" % (c, name) for c in node_agent.CONTROL_PLANE_PODS]
+    made = ["%s-%s" % (c, name) for c in node_agent.CONTROL_PLANE_PODS + ("kube-proxy",)]
     assert [c[1] for c in core.calls if c[0] == "create_namespaced_pod"] == made
     assert [c[1:] for c in core.calls if c[0] == "patch_namespaced_pod_status"] == [(m, "Running") for m in made]
 
@@ -307,3 +307,133 @@ def test_a_state_store_deleted_between_its_reads_keeps_what_the_agent_had(listin
         stub.assert_no_pending_responses()
     assert view.cluster == {"spec": {"kubernetesVersion": "1.35.0"}}
     assert view.groups == {"nodes": {"role": "Node"}} and view.hash_versions == {"h": "1.34.0"}
+
+
+# a cluster whose spec turns kube-proxy off (kops' default with cilium), so the agent makes no mirror pods on workers
+CILIUM_STORE = SimpleNamespace(cluster={"spec": {"networking": {"cilium": {}}, "kubeProxy": {"enabled": False}}}, groups={})
+
+
+def terminating_pod(grace, containers, name="web-1"):
+    """A V1Pod being deleted with ``grace`` seconds (its deletionGracePeriodSeconds), as the API server returns it."""
+    import datetime
+
+    from kubernetes.client import V1ObjectMeta, V1Pod, V1PodSpec
+
+    when = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=grace)
+    meta = V1ObjectMeta(name=name, namespace="default", deletion_timestamp=when, deletion_grace_period_seconds=grace)
+    return V1Pod(metadata=meta, spec=V1PodSpec(containers=containers, termination_grace_period_seconds=grace))
+
+
+@pytest.mark.parametrize(
+    "pre_stop, knobs, expected",
+    [
+        (None, {}, 0.0),  # a process that exits on SIGTERM: the kubelet deletes the pod at once
+        ({"sleep": {"seconds": 20}}, {}, 20.0),  # the kubelet's own sleep action
+        ({"exec": {"command": ["sleep", "45"]}}, {}, 45.0),
+        ({"exec": {"command": ["/bin/sh", "-c", "sleep 15"]}}, {}, 15.0),
+        ({"exec": {"command": ["/bin/sh", "-c", "nginx -s quit"]}}, {}, 0.0),  # returns at once here
+        ({"sleep": {"seconds": 600}}, {}, 60.0),  # the grace period ends it: SIGKILL
+        ({"sleep": {"seconds": 10}}, {"pod_stop_seconds": {"default/web-*": 30}}, 40.0),  # then SIGTERM ignored a while
+        (None, {"pod_stop_seconds": {"default/web-*": 600}}, 60.0),
+        (None, {"pod_stop_seconds": {"kube-system/*": 600}}, 0.0),
+    ],
+)
+def test_a_terminating_pod_stops_after_its_pre_stop_hook_and_sigterm_within_its_grace_period(pre_stop, knobs, expected):
+    """pkg/kubelet/kuberuntime/kuberuntime_container.go killContainer: preStop, SIGTERM, SIGKILL at the grace period's end."""
+    from kubernetes import client
+
+    api = client.ApiClient()
+    lifecycle = api._ApiClient__deserialize({"preStop": pre_stop}, "V1Lifecycle") if pre_stop else None
+    containers = [client.V1Container(name="web", image="registry.k8s.io/pause:3.10", lifecycle=lifecycle), client.V1Container(name="side", image="x")]
+    assert node_agent.stop_seconds(terminating_pod(60, containers), knobs) == expected
+
+
+def test_a_terminating_pod_is_deleted_only_once_its_containers_stopped():
+    """The pods pass leaves a pod whose preStop hook still runs, and deletes it with grace 0 once it is over."""
+    import datetime
+
+    from kubernetes import client
+
+    lifecycle = client.V1Lifecycle(pre_stop=client.V1LifecycleHandler(sleep=client.V1SleepAction(seconds=30)))
+    pod = terminating_pod(60, [client.V1Container(name="web", image="x", lifecycle=lifecycle)])
+    pod.spec.node_name = "ip-10-0-0-1.ec2.internal"
+    deleted = []
+    core = SimpleNamespace(
+        list_pod_for_all_namespaces=lambda: SimpleNamespace(items=[pod]),
+        delete_namespaced_pod=lambda name, namespace, grace_period_seconds: deleted.append((name, grace_period_seconds)),
+    )
+    agent = node_agent.NodeAgent("c.k8s.local", core, None, None, CILIUM_STORE)
+    wanted = {pod.spec.node_name: ({"ip": "10.0.0.1"}, "Node", True)}
+    agent.reconcile_pods(wanted, {})
+    assert deleted == []  # evicted just now: its preStop hook runs 30 s
+    pod.metadata.deletion_timestamp -= datetime.timedelta(seconds=31)  # 31 s later
+    agent.reconcile_pods(wanted, {})
+    assert deleted == [("web-1", 0)]
+
+
+def test_a_new_pod_is_ready_only_after_its_readiness_delay():
+    """Knob ``pod_ready_delay``: Running at once, Ready once the delay since its start has passed."""
+    import datetime
+
+    from kubernetes import client
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    pod = client.V1Pod(
+        metadata=client.V1ObjectMeta(name="cilium-x1", namespace="kube-system", uid="u1"),
+        spec=client.V1PodSpec(node_name="n1", containers=[client.V1Container(name="c", image="x")]),
+        status=client.V1PodStatus(phase="Running", start_time=now, conditions=[client.V1PodCondition(type="Ready", status="True")]),
+    )
+    written = []
+    core = SimpleNamespace(
+        list_pod_for_all_namespaces=lambda: SimpleNamespace(items=[pod]),
+        patch_namespaced_pod_status=lambda name, namespace, body: written.append(body["status"]["conditions"][-1]["status"]),
+    )
+    agent = node_agent.NodeAgent("c.k8s.local", core, None, None, CILIUM_STORE)
+    wanted = {"n1": ({"ip": "10.0.0.1"}, "Node", True)}
+    knobs = {"pod_ready_delay": {"kube-system/cilium-*": 20}}
+    agent.reconcile_pods(wanted, knobs)
+    assert written == ["False"]
+    pod.status.start_time = now - datetime.timedelta(seconds=21)
+    pod.status.conditions = [client.V1PodCondition(type="Ready", status="False")]
+    agent.reconcile_pods(wanted, knobs)
+    assert written == ["False", "True"]
+
+
+@pytest.mark.parametrize(
+    "spec, on",
+    [({}, True), ({"kubeProxy": {"enabled": True}}, True), ({"networking": {"cilium": {"enableNodePort": True}}, "kubeProxy": {"enabled": False}}, False)],
+)
+def test_workers_run_kube_proxy_unless_the_spec_turns_it_off(spec, on):
+    """kops runs kube-proxy as a static pod on every node unless spec.kubeProxy.enabled is false (new_cluster.go sets
+    that for cilium); its mirror pod is system-node-critical, the control plane's system-cluster-critical."""
+    agent = node_agent.NodeAgent("c", None, None, None, SimpleNamespace(cluster={"spec": spec}, kubernetes_version=lambda: "1.35.0"))
+    assert agent.static_pods("Node") == (["kube-proxy"] if on else [])
+    assert agent.static_pods("ControlPlane") == list(node_agent.CONTROL_PLANE_PODS) + (["kube-proxy"] if on else [])
+    assert agent.static_pod("kube-proxy", "n1", "10.0.0.1")["spec"]["priorityClassName"] == "system-node-critical"
+    assert agent.static_pod("kube-apiserver", "n1", "10.0.0.1")["spec"]["priorityClassName"] == "system-cluster-critical"
+
+
+def test_system_addons_follow_the_cluster_spec():
+    """kops-controller's DaemonSet always; the CNI agent of the spec's networking; CoreDNS and its budget unless the
+    spec's kubeDNS provider is another; ServiceAccounts before the workloads that use them."""
+    from kubeworld import addons
+
+    def names(spec):
+        return [(o["kind"], o["metadata"]["name"]) for o in addons.system_objects("c.example.com", spec)]
+
+    cilium = names({"networking": {"cilium": {}}})
+    assert cilium == [
+        ("ServiceAccount", "kops-controller"),
+        ("DaemonSet", "kops-controller"),
+        ("ServiceAccount", "cilium"),
+        ("DaemonSet", "cilium"),
+        ("ServiceAccount", "coredns"),
+        ("Deployment", "coredns"),
+        ("PodDisruptionBudget", "kube-dns"),
+    ]
+    assert ("DaemonSet", "aws-node") in names({"networking": {"amazonvpc": {}}})
+    assert [n for k, n in names({"networking": {"cni": {}}, "kubeDNS": {"provider": "KubeDNS"}}) if k != "ServiceAccount"] == ["kops-controller"]
+    controller = addons.system_objects("c.example.com", {})[1]
+    template = controller["spec"]["template"]
+    assert template["metadata"]["annotations"] == {"dns.alpha.kubernetes.io/internal": "kops-controller.internal.c.example.com"}
+    assert template["spec"]["priorityClassName"] == "system-cluster-critical"

@@ -141,13 +141,43 @@ class KubeWorldProcess(object):
                     for a in n.status.addresses or []
                     if a.type == "InternalIP"
                 )
-                if len(found) >= nodes and info.get("kops_controller_ips") in (None, control_plane):
+                if len(found) >= nodes and info.get("kops_controller_ips") in (None, control_plane) and self.system_pods_settled(name, found, info):
                     return info
             time.sleep(0.3)
         raise RuntimeError(
             "cluster %s: no control plane%s within %ss (world: %s)"
             % (name, "" if nodes is None else " with %s nodes" % nodes, timeout, json.dumps(self.state().get("failed"))[:2000])
         )
+
+    def system_pods_settled(self, name, nodes, info):
+        """Whether cluster ``name``'s system addons (tools/kubeworld/addons.py) are in place: created (``addons`` in
+        ``info``, its world.json entry), each DaemonSet with a Ready pod on every node it selects (the control-plane
+        ``nodes`` for kops-controller, all ``nodes`` for the others: V1Node list) and every critical kube-system pod
+        Running and Ready, but for a pod no node can take yet (Pending, unscheduled, while no worker Node is Ready,
+        as CoreDNS on a cluster without workers)."""
+        if info.get("addons") is None:
+            return False
+        apps = self.apps(name)
+        control_plane = [n for n in nodes if "node-role.kubernetes.io/control-plane" in (n.metadata.labels or {})]
+        for ds in apps.list_namespaced_daemon_set("kube-system").items:
+            affinity = ds.spec.template.spec.affinity
+            expected = len(control_plane) if affinity and affinity.node_affinity else len(nodes)
+            status = ds.status
+            if (status.desired_number_scheduled or 0) != expected or (status.number_ready or 0) != expected:
+                return False
+
+        def ready(obj):
+            return any(c.type == "Ready" and c.status == "True" for c in obj.status.conditions or [])
+
+        workers = [n for n in nodes if "node-role.kubernetes.io/node" in (n.metadata.labels or {}) and ready(n)]
+        for pod in self.core(name).list_namespaced_pod("kube-system").items:
+            if pod.spec.priority_class_name not in ("system-node-critical", "system-cluster-critical") or pod.metadata.deletion_timestamp:
+                continue
+            if pod.status.phase == "Pending" and not pod.spec.node_name and not workers:
+                continue
+            if pod.status.phase != "Running" or not ready(pod):
+                return False
+        return True
 
     def names(self):
         """``{load balancer DNS name: control plane address}`` for the DNS face (clusters without
@@ -184,6 +214,12 @@ class KubeWorldProcess(object):
         import kubernetes
 
         return kubernetes.client.CoreV1Api(self.api_client(name))
+
+    def apps(self, name):
+        """A kubernetes ``AppsV1Api`` on cluster ``name``'s API (the harness's own admin credential)."""
+        import kubernetes
+
+        return kubernetes.client.AppsV1Api(self.api_client(name))
 
     def __enter__(self):
         return self.start()

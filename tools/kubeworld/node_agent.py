@@ -29,11 +29,20 @@ InstanceGroup (bastions never join a cluster):
 - its Lease in ``kube-node-lease`` and its Ready condition, renewed (the node-lifecycle controller marks
   a node NotReady about 50 s after the last renewal);
 - the pods bound to it: Pending -> Running and Ready with ``hostIP``/``podIP``; a pod being deleted
-  (graceful deletion, e.g. an eviction) is finished with a zero-grace delete, as the kubelet does once
-  its containers stop;
+  (graceful deletion, e.g. an eviction) is finished with a zero-grace delete once its containers have
+  stopped, as the kubelet does (pkg/kubelet/kuberuntime/kuberuntime_container.go killContainer: the preStop
+  hook runs, then SIGTERM, then SIGKILL when the grace period ends; the status manager then deletes the pod
+  with grace 0): after its preStop hook (``lifecycle.preStop.sleep.seconds``, or an ``exec`` hook running
+  ``sleep N``) and the time its processes take to exit on SIGTERM (0, as a well-behaved process; the knob
+  ``pod_stop_seconds`` for one that ignores it), never after ``deletionGracePeriodSeconds``. A drain thus
+  waits as long as on a real node, and a short ``drain_timeout`` runs out;
 - on control-plane nodes, the static pods kops validate looks for: ``kube-apiserver``,
   ``kube-controller-manager`` and ``kube-scheduler`` in kube-system (``k8s-app`` label, priority class
-  ``system-cluster-critical``), with ``hostIP`` = the node's address.
+  ``system-cluster-critical``), with ``hostIP`` = the node's address; on every node ``kube-proxy``
+  (``system-node-critical``) unless the cluster spec turns it off (cilium's default);
+- control-plane nodes labelled as kops labels them (``kops.k8s.io/kops-controller-pki``, which kops-controller's
+  DaemonSet selects), API-server nodes ``node-role.kubernetes.io/api-server``. The DaemonSet and Deployment pods of
+  kops' system addons (:mod:`.addons`, created by the world) are run like any other pod.
 A Node whose instance is terminated (or gone) is deleted with its pods, as the cloud node-lifecycle
 controller does.
 
@@ -41,12 +50,15 @@ Knobs for tests, read on each pass from the JSON file ``knobs_path`` (absent = n
 ``not_ready_nodes`` (node names or instance ids, Ready=False), ``not_ready_new`` ({group: epoch
 seconds}: instances of the group launched after that time stay NotReady), ``not_ready_pods``
 (``namespace/name``, Ready=False), ``join_delay`` ({group or ``*``: seconds after launch before the
-Node registers}).
+Node registers}), ``pod_ready_delay`` ({``namespace/name`` glob: seconds after a pod starts before it is
+Ready, as a readiness probe holds it}), ``pod_stop_seconds`` ({``namespace/name`` glob: seconds its
+processes take to exit after SIGTERM}).
 """
 
 import base64
 import collections
 import datetime
+import fnmatch
 import gzip
 import hashlib
 import json
@@ -56,6 +68,8 @@ import time
 import zlib
 
 import yaml
+
+from .addons import kube_proxy_enabled
 
 CONTROL_PLANE_PODS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 # vCPUs and memory of common instance types (for allocatable; the scheduler needs some); others get 2/4Gi.
@@ -139,6 +153,45 @@ def skew_problem(kubelet, api_servers):
             newest[1],
         )
     return None
+
+
+def _knob_seconds(patterns, pod):
+    """The seconds of the first ``namespace/name`` glob of ``patterns`` ({glob: seconds}) that matches ``pod``; 0."""
+    key = "%s/%s" % (pod.metadata.namespace, pod.metadata.name)
+    for pattern, seconds in (patterns or {}).items():
+        if fnmatch.fnmatchcase(key, pattern):
+            return float(seconds)
+    return 0.0
+
+
+def _sleep_seconds(handler):
+    """How long a preStop ``handler`` (a V1LifecycleHandler, or None) keeps the container before SIGTERM, in seconds:
+    ``sleep.seconds`` (the kubelet's sleep action, PodLifecycleSleepAction), or N of an ``exec`` hook whose command is
+    ``sleep N`` (directly or through ``sh -c``); 0 for any other hook (an HTTP call returns at once here)."""
+    if handler is None:
+        return 0.0
+    if getattr(handler, "sleep", None) is not None:
+        return float(handler.sleep.seconds or 0)
+    command = list(getattr(getattr(handler, "_exec", None), "command", None) or [])
+    if len(command) >= 3 and command[1] == "-c":
+        command = command[2].split()
+    if len(command) == 2 and command[0].rsplit("/", 1)[-1] == "sleep":
+        try:
+            return float(command[1])
+        except ValueError:
+            return 0.0
+    return 0.0
+
+
+def stop_seconds(pod, knobs):
+    """Seconds from a pod's graceful deletion until its kubelet deletes it (float): the slowest container's preStop
+    hook plus the time its processes take to exit on SIGTERM (knob ``pod_stop_seconds``), capped by the deletion's
+    grace period (``metadata.deletionGracePeriodSeconds``, the pod's ``terminationGracePeriodSeconds`` unless the
+    deleter gave one), after which the kubelet kills them."""
+    grace = pod.metadata.deletion_grace_period_seconds
+    grace = float(grace if grace is not None else (pod.spec.termination_grace_period_seconds or 0))
+    hooks = max([_sleep_seconds(getattr(c.lifecycle, "pre_stop", None) if c.lifecycle else None) for c in pod.spec.containers] or [0.0])
+    return min(grace, hooks + _knob_seconds(knobs.get("pod_stop_seconds"), pod))
 
 
 def user_data_hash(user_data_b64):
@@ -362,10 +415,14 @@ class NodeAgent(object):
             for t in spec.get("taints") or []
             if ":" in t
         ]
+        # pkg/nodelabels/builder.go BuildNodeLabels, BuildMandatoryControlPlaneLabels
         if role == "ControlPlane":
             labels["node-role.kubernetes.io/control-plane"] = ""
+            labels["kops.k8s.io/kops-controller-pki"] = ""
             labels["node.kubernetes.io/exclude-from-external-load-balancers"] = ""
             taints.append({"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"})
+        elif role == "APIServer":
+            labels["node-role.kubernetes.io/api-server"] = ""
         else:
             labels["node-role.kubernetes.io/node"] = ""
         labels.update({k: str(v) for k, v in (spec.get("nodeLabels") or {}).items()})
@@ -432,8 +489,17 @@ class NodeAgent(object):
             },
         }
 
+    def static_pods(self, role):
+        """The static pods a node of ``role`` runs (component names): the control plane's on control-plane nodes
+        (nodeup's manifests in /etc/kubernetes/manifests), and ``kube-proxy`` on every node unless the cluster spec
+        turns it off (:func:`addons.kube_proxy_enabled`)."""
+        pods = list(CONTROL_PLANE_PODS) if role == "ControlPlane" else []
+        if kube_proxy_enabled(self.store.cluster.get("spec") or {}):
+            pods.append("kube-proxy")
+        return pods
+
     def static_pod(self, component, node, ip, node_uid=None):
-        """The mirror pod of a control-plane static pod, as the kubelet creates it: annotated
+        """The mirror pod of a static pod (a control-plane component, or kube-proxy), as the kubelet creates it: annotated
         ``kubernetes.io/config.mirror`` (so that a drain skips it, k8s.io/kubectl/pkg/drain/filters.go) and
         owned by its Node."""
         owner = [{"apiVersion": "v1", "kind": "Node", "name": node, "uid": node_uid, "controller": True}] if node_uid else None
@@ -454,7 +520,9 @@ class NodeAgent(object):
             },
             "spec": {
                 "nodeName": node,
-                "priorityClassName": "system-cluster-critical",
+                # kube-proxy runs as system-node-critical, the control plane as system-cluster-critical (nodeup's
+                # manifests: nodeup/pkg/model/kube_proxy.go, pkg/model/components/kubeapiserver...)
+                "priorityClassName": "system-node-critical" if component == "kube-proxy" else "system-cluster-critical",
                 "hostNetwork": True,
                 "tolerations": [{"operator": "Exists"}],
                 "containers": [{"name": component, "image": "registry.k8s.io/%s:v%s" % (component, self.store.kubernetes_version())}],
@@ -590,30 +658,40 @@ class NodeAgent(object):
         not_ready = set(knobs.get("not_ready_pods") or [])
 
         def pod_ready(pod, node):
-            return "%s/%s" % (pod.metadata.namespace, pod.metadata.name) not in not_ready and wanted[node][2]
+            if "%s/%s" % (pod.metadata.namespace, pod.metadata.name) in not_ready or not wanted[node][2]:
+                return False
+            delay = _knob_seconds(knobs.get("pod_ready_delay"), pod)
+            started = pod.status.start_time if pod.status else None
+            # a readiness probe holds a new pod: Ready only ``delay`` seconds after it started (not yet started: now)
+            return not delay or (started is not None and time.time() - started.timestamp() >= delay)
 
         for name, (inst, role, _ready) in wanted.items():
-            if role == "ControlPlane":
-                for component in CONTROL_PLANE_PODS:
-                    if ("kube-system", "%s-%s" % (component, name)) not in present:
-                        with self.removal_lock:
-                            uid = self.node_uids.get(name)
-                            # not registered yet (or by another agent: the next Nodes pass lists it), or removed since
-                            if uid is None or name not in self.wanted:
-                                continue
-                            try:
-                                created = self.core.create_namespaced_pod("kube-system", self.static_pod(component, name, inst["ip"], uid))
-                            except ApiException as exc:
-                                if exc.status != 409:
-                                    raise
-                                continue
-                        # the static pod runs already: its status with the mirror pod, not a pass later
-                        self.report_pod_status(created, inst, pod_ready(created, name))
+            for component in self.static_pods(role):
+                if ("kube-system", "%s-%s" % (component, name)) not in present:
+                    with self.removal_lock:
+                        uid = self.node_uids.get(name)
+                        # not registered yet (or by another agent: the next Nodes pass lists it), or removed since
+                        if uid is None or name not in self.wanted:
+                            continue
+                        try:
+                            created = self.core.create_namespaced_pod("kube-system", self.static_pod(component, name, inst["ip"], uid))
+                        except ApiException as exc:
+                            if exc.status != 409:
+                                raise
+                            continue
+                    # the static pod runs already: its status with the mirror pod, not a pass later
+                    self.report_pod_status(created, inst, pod_ready(created, name))
         for pod in pods:
             node = pod.spec.node_name
             if node not in wanted:
                 continue
             if pod.metadata.deletion_timestamp is not None:
+                # the deletion began at deletionTimestamp - its grace period (the API server sets it so: pkg/registry/
+                # rest/delete.go BeforeDelete); the kubelet deletes the pod once its containers have stopped
+                grace = pod.metadata.deletion_grace_period_seconds or 0
+                began = pod.metadata.deletion_timestamp.timestamp() - grace
+                if time.time() < began + stop_seconds(pod, knobs):
+                    continue
                 try:
                     self.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0)
                 except ApiException as exc:

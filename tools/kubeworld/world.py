@@ -11,6 +11,9 @@ address, as dns-controller sets them to the control-plane nodes' addresses in AW
 ``kops-controller.internal.<cluster>`` (same placeholder) to the private addresses of the registered
 control-plane nodes, kept so through a roll, as dns-controller keeps it from kops-controller's pods.
 
+It also plays kops' channels for the system addons that validation and drains see (:mod:`.addons`: kops-controller's
+and the CNI's DaemonSets, CoreDNS and its PodDisruptionBudget), created once when the control plane starts.
+
 It also plays etcd-manager's backups (:mod:`.etcd_manager`): when a cluster's control plane starts and then
 every ``backupInterval``, a backup of ``main`` and ``events`` in each one's backup store, as etcd-manager
 writes them.
@@ -39,7 +42,7 @@ import time
 
 from harness.snapshot import GLOBAL_REGION, partition_of
 
-from . import pki
+from . import addons, pki
 from .control_plane import ControlPlane, ControlPlaneError
 from .etcd_manager import EtcdManager
 from .node_agent import NodeAgent, StoreView
@@ -66,6 +69,8 @@ class Cluster(object):
         self.dns_updates = []
         self.kops_controller_ips = None  # what kops-controller.internal.<cluster> holds after the last pass (None: no such record)
         self.etcd_manager = None
+        self.started = time.time()
+        self.addons = None  # the system objects created in its API (addons.create), None until they are
 
 
 class KubeWorld(object):
@@ -156,6 +161,7 @@ class KubeWorld(object):
         cluster.etcd_manager = EtcdManager(lambda: self.aws("s3", s3_region), bucket, prefix, "http://%s:2379" % address)
         self.clusters[(bucket, prefix)] = cluster
         self.play_etcd_manager(cluster)  # etcd-manager backs up when its etcd cluster is up, before anyone waits on it
+        self.play_channels(cluster)
         return cluster
 
     def stop_cluster(self, key):
@@ -163,6 +169,20 @@ class KubeWorld(object):
         cluster.agent.stop()
         cluster.control_plane.stop()
         self.errors.update({"%s: %s" % (cluster.name, e): n for e, n in cluster.agent.error_log.items()})
+
+    # -- channels --------------------------------------------------------------------------------------
+    def play_channels(self, cluster):
+        """Create kops' system addons in the cluster's API once (:mod:`.addons`), as kops' channels apply them when
+        the control plane comes up. A refusal is retried on the next pass; one still refused 30 s after the control
+        plane started is counted in the world's errors."""
+        if cluster.addons is not None:
+            return
+        try:
+            objects = addons.system_objects(cluster.name, cluster.store.cluster.get("spec") or {})
+            cluster.addons = addons.create(cluster.agent.core.api_client, objects)
+        except Exception as exc:
+            if time.time() - cluster.started > 30:
+                self.errors["%s: channels: %s: %s" % (cluster.name, type(exc).__name__, str(exc)[:200])] += 1
 
     # -- etcd-manager ----------------------------------------------------------------------------------
     def play_etcd_manager(self, cluster):
@@ -271,6 +291,7 @@ class KubeWorld(object):
         for key in [k for k in self.failed if k not in found]:
             self.failed.pop(key)
         for cluster in self.clusters.values():
+            self.play_channels(cluster)
             self.play_etcd_manager(cluster)
             self.play_dns_controller(cluster)
         self.write_state()
@@ -295,6 +316,7 @@ class KubeWorld(object):
                 "started_seconds": round(c.control_plane.started_seconds or 0, 2),
                 "rss_bytes": c.control_plane.rss_bytes(),
                 "lb_names": c.lb_names,
+                "addons": c.addons,
                 "dns_updates": c.dns_updates,
                 "admin_kubeconfig": c.control_plane.admin_kubeconfig,
                 "workdir": c.control_plane.workdir,
