@@ -327,6 +327,75 @@ def test_validate_fails_closed_on_group_missing_a_node_then_waits_for_scale_up(l
         live.kube.knobs(CLUSTER)
 
 
+def test_system_pods_run_as_on_a_kops_cluster(live):
+    """Issue 30: the world creates kops' system addons (tools/kubeworld/addons.py): kops-controller's DaemonSet on the
+    control-plane nodes, cilium's (the cluster's networking) on every node, CoreDNS on a worker, all Ready and with the
+    priority classes kops validate checks; kube-proxy is off, as kops sets it for cilium."""
+    core = live.kube.core(CLUSTER)
+    nodes = core.list_node().items
+    control_plane = sorted(n.metadata.name for n in nodes if "node-role.kubernetes.io/control-plane" in n.metadata.labels)
+    workers = sorted(n.metadata.name for n in nodes if "node-role.kubernetes.io/node" in n.metadata.labels)
+    pods = core.list_namespaced_pod("kube-system").items
+
+    def on(app):
+        return sorted(p.spec.node_name for p in pods if (p.metadata.labels or {}).get("k8s-app") == app and p.status.phase == "Running")
+
+    assert on("kops-controller") == control_plane
+    assert on("cilium") == sorted(control_plane + workers)
+    assert len(on("kube-dns")) == 1 and on("kube-dns")[0] in workers
+    assert on("kube-proxy") == []
+    critical = {
+        p.metadata.name: p.spec.priority_class_name for p in pods if (p.metadata.labels or {}).get("k8s-app") in ("cilium", "kops-controller", "kube-dns")
+    }
+    assert {n: c for n, c in critical.items() if n.startswith("cilium-")} == {n: "system-node-critical" for n in critical if n.startswith("cilium-")}
+    assert {c for n, c in critical.items() if not n.startswith("cilium-")} == {"system-cluster-critical"}
+    for pod in pods:
+        if (pod.metadata.labels or {}).get("k8s-app") in ("cilium", "kops-controller"):
+            assert [(r.kind, r.controller) for r in pod.metadata.owner_references] == [("DaemonSet", True)]
+
+
+def test_validate_fails_while_a_daemonset_pod_on_a_new_node_is_not_ready(live):
+    """Issue 30: a node added to nodes-us-east-1c registers, and cilium's DaemonSet pod on it runs but is not Ready for
+    30 s (a readiness probe's delay, knob ``pod_ready_delay``): kops validate fails naming that pod (kops'
+    pkg/validation/validate_cluster.go collectPodFailures: a system-node-critical pod that is not ready), and passes
+    once it is Ready."""
+    core = live.kube.core(CLUSTER)
+    before = [i for i, g in running_instances(live).items() if g == "nodes-us-east-1c"]
+    live.kube.knobs(CLUSTER, pod_ready_delay={"kube-system/cilium-*": 30})
+    try:
+        count = len(before) + 1
+        scaled = live.play(
+            [
+                {
+                    "name": "s",
+                    "kopsible.kops.kops_instancegroup": {"cluster": CLUSTER, "name": "nodes-us-east-1c", "min_size": count, "max_size": count, "apply": True},
+                }
+            ]
+        ).result("s")
+        assert not scaled.get("failed"), scaled.get("msg")
+        [new] = wait_for(lambda: [i for i, g in running_instances(live).items() if g == "nodes-us-east-1c" and i not in before] or None)
+        node = wait_for(lambda: next((n.metadata.name for n in core.list_node().items if n.spec.provider_id.endswith("/" + new)), None))
+        assert wait_for(lambda: node_ready(core, node))
+
+        def agent_pod():
+            found = core.list_namespaced_pod("kube-system", label_selector="k8s-app=cilium", field_selector="spec.nodeName=" + node).items
+            return found[0] if found and found[0].status.phase == "Running" else None
+
+        pod = wait_for(agent_pod)
+        assert not any(c.type == "Ready" and c.status == "True" for c in pod.status.conditions)
+        failing = validate(live)
+        assert failing.get("failed")
+        failures = failing["validation"]["failures"]
+        assert {"type": "Pod", "name": "kube-system/" + pod.metadata.name} in [{k: f[k] for k in ("type", "name")} for f in failures], failures
+        assert pod.metadata.name in failing["msg"]
+        waited = validate(live, timeout="2m")
+        assert not waited.get("failed"), waited.get("msg")
+        ready = core.read_namespaced_pod(pod.metadata.name, "kube-system")
+        assert any(c.type == "Ready" and c.status == "True" for c in ready.status.conditions)
+    finally:
+        live.kube.knobs(CLUSTER)
+
+
 def test_kubernetes_refuses_the_node_of_a_group_whose_taints_repeat_a_key_and_effect(live, tmp_path):
     """Issue 30: kops stores a group whose taints share a key and an effect (it refuses only exact duplicates,
     pkg/apis/kops/validation/instancegroup.go), but the API server refuses its Node ("taints must be unique by key and

@@ -116,6 +116,10 @@ class ReadyWatcher(threading.Thread):
             self.stop.wait(0.2)
 
 
+def owned_by_daemonset(pod):
+    return any(r.kind == "DaemonSet" and r.controller for r in pod.metadata.owner_references or [])
+
+
 def instances(world):
     """``{group: [instance ids]}`` of running instances, read from the emulator."""
     found = {}
@@ -133,6 +137,9 @@ def test_upgrade_drains_every_node_in_order_and_keeps_the_budget(live):
     upgraded = live.play([{"name": "u", "kopsible.kops.kops_cluster": {"name": CLUSTER, "kubernetes_version": "1.35.0", "apply": True}}]).result("u")
     assert not upgraded.get("failed"), upgraded.get("msg")
     before = instances(live)
+    # kops' system DaemonSets run on the nodes about to roll (cilium on all, kops-controller on the control plane)
+    daemon_pods = {p.metadata.namespace + "/" + p.metadata.name for p in live.core.list_namespaced_pod("kube-system").items if owned_by_daemonset(p)}
+    assert len([p for p in daemon_pods if p.startswith("kube-system/cilium-")]) == 5 and len(daemon_pods) == 8, daemon_pods
     watcher = ReadyWatcher(live.core)
     watcher.start()
     try:
@@ -152,6 +159,7 @@ def test_upgrade_drains_every_node_in_order_and_keeps_the_budget(live):
         assert group["nodes_drained"] == [i["node"] for i in group["instances"]]
         for _node, pods in group["evicted"].items():
             assert len(pods) == len(set(pods))  # each pod evicted at most once per node it lived on
+            assert not set(pods) & daemon_pods  # kops' drain leaves DaemonSet pods (IgnoreAllDaemonSets)
     workers = [g for g in rolled["rolled"] if g["name"].startswith("nodes-")]
     assert sum(g["pods_evicted"] for g in workers) >= 6  # every pod lived on a worker that was drained
     assert all(g["pods_evicted"] == 0 for g in rolled["rolled"] if g["name"].startswith("control-plane"))
@@ -371,6 +379,17 @@ def web_pods_on(world, node):
     return sorted("%s/%s" % (p.metadata.namespace, p.metadata.name) for p in pods if p.spec.node_name == node)
 
 
+def evictable_pods_on(world, node):
+    """The pods a drain of ``node`` evicts: all but DaemonSet and mirror pods (kops' drain helper), e.g. the web pods
+    and CoreDNS when it runs there."""
+    pods = world.core.list_pod_for_all_namespaces(field_selector="spec.nodeName=" + node).items
+    return sorted(
+        "%s/%s" % (p.metadata.namespace, p.metadata.name)
+        for p in pods
+        if not owned_by_daemonset(p) and "kubernetes.io/config.mirror" not in (p.metadata.annotations or {})
+    )
+
+
 def test_scale_down_with_a_kubeconfig_drains_the_instance_aws_would_remove(live):
     """Issue 34: kops_instancegroup given a kubeconfig chooses the instance the Auto Scaling group's termination policy
     removes (OldestInstance here, set as a user would), drains its Node under the PodDisruptionBudget and terminates only
@@ -385,8 +404,8 @@ def test_scale_down_with_a_kubeconfig_drains_the_instance_aws_would_remove(live)
     oldest = min(launched, key=launched.get)
     wait_for(lambda: len([n for n in live.core.list_node().items if n.metadata.labels.get("kops.k8s.io/instancegroup") == group]) == 3)
     node_of = {n.spec.provider_id.rsplit("/", 1)[-1]: n.metadata.name for n in live.core.list_node().items}
-    on_oldest = web_pods_on(live, node_of[oldest])
-    assert len(on_oldest) == 6, on_oldest  # the test's premise: the budget (minAvailable 4) lets 2 go at a time
+    assert len(web_pods_on(live, node_of[oldest])) == 6  # the test's premise: the budget (minAvailable 4) lets 2 go at a time
+    on_oldest = evictable_pods_on(live, node_of[oldest])
     autoscaling.update_auto_scaling_group(AutoScalingGroupName=asg_name, TerminationPolicies=["OldestInstance"])
     options = {"cluster": CLUSTER, "name": group, "min_size": 2, "max_size": 2, "apply": True, "kubeconfig": live.kubeconfig, "drain_timeout": "5m"}
 
@@ -435,3 +454,88 @@ def test_scale_down_with_a_kubeconfig_drains_the_instance_aws_would_remove(live)
 
     again = live.play([{"name": "a", "kopsible.kops.kops_instancegroup": options}]).result("a")
     assert not again.get("failed") and again["changed"] is False and "scale_down" not in again, again.get("msg")
+
+
+def slow_pod(name, node):
+    """A bare pod on ``node`` whose preStop hook sleeps 60 s within a 60 s grace period (the kubelet's sleep action):
+    its graceful deletion takes 60 s."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "labels": {"app": "slow"}},
+        "spec": {
+            "nodeName": node,
+            "terminationGracePeriodSeconds": 60,
+            "containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10", "lifecycle": {"preStop": {"sleep": {"seconds": 60}}}}],
+        },
+    }
+
+
+class DeletionWatcher(threading.Thread):
+    """Records, every 0.2 s, when pod ``name`` (default namespace) began terminating and when it was gone, and when
+    Node ``node`` was gone (monotonic seconds)."""
+
+    def __init__(self, core, name, node):
+        super().__init__(daemon=True)
+        self.core, self.name, self.node, self.stop = core, name, node, threading.Event()
+        self.terminating = self.pod_gone = self.node_gone = None
+
+    def run(self):
+        while not self.stop.is_set():
+            now = time.monotonic()
+            try:
+                pods = self.core.list_namespaced_pod("default", field_selector="metadata.name=" + self.name).items
+                if pods and pods[0].metadata.deletion_timestamp and self.terminating is None:
+                    self.terminating = now
+                if not pods and self.pod_gone is None:
+                    self.pod_gone = now
+                if self.node_gone is None and self.node not in {n.metadata.name for n in self.core.list_node().items}:
+                    self.node_gone = now
+            except Exception:
+                pass
+            self.stop.wait(0.2)
+
+
+def test_a_drain_waits_for_the_termination_grace_period_and_drain_timeout_cuts_it(live):
+    """Issue 30: the node agent stops a pod as a kubelet does (preStop, SIGTERM, grace period), so kops' drain of a
+    node running a pod with a 60 s preStop sleep waits those 60 s before the instance is terminated; a drain_timeout
+    shorter than that fails the roll, naming the pod, and replaces nothing more."""
+    group = "nodes-us-east-1a"
+    nodes = sorted(n.metadata.name for n in live.core.list_node().items if n.metadata.labels.get("kops.k8s.io/instancegroup") == group)
+    assert len(nodes) == 2, nodes
+    live.core.create_namespaced_pod("default", slow_pod("slow-1", nodes[0]))
+    wait_for(lambda: live.core.read_namespaced_pod("slow-1", "default").status.phase == "Running")
+    watcher = DeletionWatcher(live.core, "slow-1", nodes[0])
+    watcher.start()
+    started = time.monotonic()
+    try:
+        rolled = roll(live, instance_groups=[group], force=True)
+    finally:
+        watcher.stop.set()
+        watcher.join()
+    seconds = time.monotonic() - started
+    assert not rolled.get("failed"), rolled.get("msg")
+    [report] = rolled["rolled"]
+    assert report["done"] and "default/slow-1" in report["evicted"][nodes[0]]
+    assert watcher.terminating and watcher.pod_gone and watcher.node_gone, vars(watcher)
+    assert watcher.pod_gone - watcher.terminating >= 58, watcher.pod_gone - watcher.terminating  # 60 s; timestamps are whole seconds
+    assert watcher.node_gone >= watcher.pod_gone  # the instance went only after the drain's wait
+    assert seconds >= 60
+
+    new_nodes = sorted(n.metadata.name for n in live.core.list_node().items if n.metadata.labels.get("kops.k8s.io/instancegroup") == group)
+    assert not set(new_nodes) & set(nodes)
+    live.core.create_namespaced_pod("default", slow_pod("slow-2", new_nodes[0]))
+    wait_for(lambda: live.core.read_namespaced_pod("slow-2", "default").status.phase == "Running")
+    slow_instance = live.core.read_node(new_nodes[0]).spec.provider_id.rsplit("/", 1)[-1]
+    started = time.monotonic()
+    cut = roll(live, instance_groups=[group], force=True, drain_timeout="10s")
+    seconds = time.monotonic() - started
+    try:
+        assert cut.get("failed") and "slow-2" in cut["msg"], cut.get("msg")
+        assert seconds < 60, seconds  # the drain gave up at its timeout, not when the pod had stopped
+        assert slow_instance in instances(live)[group]  # its instance was not replaced
+        assert live.core.read_node(new_nodes[0]).spec.unschedulable is True  # what the failed roll left: the node cordoned
+    finally:
+        live.core.delete_namespaced_pod("slow-2", "default", grace_period_seconds=0)
+        for name in new_nodes:
+            live.core.patch_node(name, {"spec": {"unschedulable": False}})

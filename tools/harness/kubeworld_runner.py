@@ -229,13 +229,14 @@ class KubeWorldProcess(object):
 
 
 def wait_for(predicate, timeout=90, interval=0.5):
-    """Call ``predicate`` until it returns true (exceptions count as false) or ``timeout`` seconds pass;
-    raises AssertionError then (for tests that wait on the API or the emulator)."""
+    """Call ``predicate`` until it returns a true value (exceptions count as false) or ``timeout`` seconds pass;
+    returns that value, or raises AssertionError (for tests that wait on the API or the emulator)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            if predicate():
-                return
+            value = predicate()
+            if value:
+                return value
         except Exception:
             pass
         time.sleep(interval)
