@@ -18,11 +18,18 @@ with its two sides interleaved (A B, B A, A B ...) so that load from other proce
    on a gossip cluster (``*.k8s.local``: no DNS server needed). With ``--with-dns`` (needs 127.0.0.1:53
    free and root) also playbooks/lifecycle.yml with Route53 delegation vs the same script with SUBDOMAIN.
 4. **Fleet inventory**: bench/inventory.py (the inventory plugin over 1, 10, 100, 500 clusters).
+5. **Upgrade** (bench/upgrade.py, needs root and port 53 on 127.0.0.1, as ``--with-dns``): the upgrade role against
+   ``kops edit cluster --set`` + ``kops reconcile cluster --yes`` on fresh HA clusters with the kube world running,
+   ``--upgrade-runs`` runs each.
+
+A run of only some sections (``--sections upgrade``) rewrites those sections of docs/benchmarks.md and keeps the
+others as they were, each under its own "measured at" line.
 
 Kops clusters here are gossip clusters (``NAME.k8s.local``), which make no DNS lookups, so the benchmark
 never binds port 53 unless ``--with-dns`` is given.
 
-    .venv/bin/python bench/run.py [--runs 3] [--lifecycle-runs 2] [--sections noop,overhead,lifecycle,inventory]
+    .venv/bin/python bench/run.py [--runs 3] [--lifecycle-runs 2] [--upgrade-runs 2]
+                                  [--sections noop,overhead,lifecycle,inventory,upgrade]
                                   [--inventory-sizes 1,10,100,500] [--with-dns]
 """
 
@@ -42,7 +49,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, ".cache", "collections"))
+
+from upgrade import render_upgrade  # noqa: E402
 
 import fault_proxy  # noqa: E402
 from harness.emulator import Emulator  # noqa: E402
@@ -781,6 +791,7 @@ def render(data):
         ("overhead", "2. Overhead over raw kops", render_overhead),
         ("lifecycle", "3. Lifecycle", lambda d: render_lifecycle(d, data)),
         ("inventory", "4. Fleet inventory", render_inventory),
+        ("upgrade", "5. Upgrade", lambda d: render_upgrade(d, fmt)),
     ):
         if name in data and "error" in data[name]:
             lines += ["## " + title, "", "This section failed in this run:", "", "```", data[name]["error"], "```", ""]
@@ -788,6 +799,36 @@ def render(data):
             lines += func(data[name])
     lines += data.get("notes_md", [])
     return "\n".join(lines) + "\n"
+
+
+SECTION_TITLES = {"noop": "## 1.", "overhead": "## 2.", "lifecycle": "## 3.", "inventory": "## 4.", "upgrade": "## 5."}
+
+
+def merge(previous, current, measured, data):
+    """docs/benchmarks.md after a run of some sections: ``previous`` (the file's text) with the sections whose heading
+    starts with one of ``measured`` (e.g. ``'## 5.'``) replaced by, or added from, ``current`` (this run's rendering),
+    each replaced one under a line naming this run's commit and date; the rest kept as measured before."""
+
+    def blocks(text):
+        head, found, name = [], {}, None
+        for line in text.splitlines():
+            if line.startswith("## "):
+                name = line
+                found[name] = []
+            (found[name] if name else head).append(line)
+        return head, found
+
+    old_head, old_blocks = blocks(previous)
+    _new_head, new_blocks = blocks(current)
+    stamp = "_Measured at commit `%s`, %s, in a run of this section alone._" % (data["commit"]["sha"][:12], data["date"])
+    merged = dict(old_blocks)
+    for heading, lines in new_blocks.items():
+        if heading.startswith(tuple(measured)):
+            for old in [h for h in merged if h.startswith(heading[:6])]:
+                del merged[old]
+            merged[heading] = [lines[0], "", stamp] + lines[1:]
+    ordered = sorted(merged.items(), key=lambda item: (not item[0].startswith("## ") or not item[0][3].isdigit(), item[0]))
+    return "\n".join(old_head + [line for _h, lines in ordered for line in lines]) + "\n"
 
 
 def render_noop(noop):
@@ -1034,6 +1075,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="repetitions per figure (median reported)")
     parser.add_argument("--lifecycle-runs", type=int, default=2, help="repetitions of each lifecycle side")
+    parser.add_argument("--upgrade-runs", type=int, default=2, help="repetitions of each upgrade side (about 5 minutes each)")
     parser.add_argument("--sections", default="noop,overhead,lifecycle,inventory")
     parser.add_argument("--inventory-sizes", default="1,10,100,500")
     parser.add_argument(
@@ -1077,7 +1119,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="kopsible-bench-") as tmp:
         bench = Bench(args, tmp)
         try:
-            if set(sections) & {"noop", "overhead", "lifecycle"}:
+            if set(sections) & {"noop", "overhead", "lifecycle", "upgrade"}:
                 bench.start()
                 log("emulator %s, counting proxy %s" % (bench.emulator.url, bench.proxy.url))
             if "noop" in sections or "overhead" in sections:
@@ -1086,6 +1128,10 @@ def main(argv=None):
                 guarded(data, "overhead", section_overhead, bench, args.runs)
             if "lifecycle" in sections:
                 guarded(data, "lifecycle", section_lifecycle, bench, args.lifecycle_runs)
+            if "upgrade" in sections:
+                from upgrade import section_upgrade
+
+                guarded(data, "upgrade", section_upgrade, bench, args.upgrade_runs, PARENT, log, interleaved, median, spread, task_seconds)
         finally:
             bench.stop()
     if "inventory" in sections:
@@ -1096,8 +1142,12 @@ def main(argv=None):
     os.makedirs(os.path.dirname(args.json), exist_ok=True)
     with open(args.json, "w") as handle:
         json.dump(data, handle, indent=1, default=lambda o: None)
+    text = render(data)
+    if set(SECTION_TITLES) - set(sections) and os.path.exists(args.out):
+        with open(args.out) as handle:
+            text = merge(handle.read(), text, [SECTION_TITLES[n] for n in sections if n in SECTION_TITLES], data)
     with open(args.out, "w") as handle:
-        handle.write(render(data))
+        handle.write(text)
     log("wrote %s and %s (%.0f s)" % (os.path.relpath(args.out, ROOT), os.path.relpath(args.json, ROOT), data["total_seconds"]))
     return 0
 
