@@ -186,7 +186,7 @@ class Bench:
     def script_env(self, state_store="s3://" + STORE_BUCKET, extra=None):
         """What a person's shell has for the raw scripts: AWS settings for the proxy, kops' state store
         variables (as kops_runner sets them for a custom endpoint) and the offline settings."""
-        from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import kops_environment
+        from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import kops_environment
 
         env = kops_environment(state_store=state_store, base=ansible_env(self.proxied), extra=self.kops_env)
         env.update(KOPS=kops_binary(), SSH_KEY=self.ssh_key_path, IMAGE=UBUNTU_AMI)

@@ -16,7 +16,7 @@ sys.path.insert(0, os.path.join(ROOT, ".cache", "collections"))
 # of 8 interleaved runs, issue 28); kops' behaviour and output are the same. A caller's own GOGC is kept.
 os.environ.setdefault("GOGC", "200")
 # kops' state-store key of a shell that sourced the sandbox's sandbox.env (S3_*): the modules keep a caller's
-# S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY (plugins/module_utils/kops_runner.py), which would sign the tests' kops runs
+# S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY (plugins/module_utils/_kops/runner.py), which would sign the tests' kops runs
 # with the sandbox's key instead of each test's own credentials.
 for _name in ("S3_ENDPOINT", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY", "S3_REGION"):
     os.environ.pop(_name, None)

@@ -112,11 +112,11 @@ except ImportError:  # ansible-core < 2.19 templates inventory strings as they a
 
 from ansible_collections.amazon.aws.plugins.plugin_utils.inventory import AWSInventoryBase
 
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import security_token_fallback
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.reader import read_stores
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import retry_config
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import summarize_cluster
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError, normalize_store_url
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import security_token_fallback
 
 DEFAULT_REGION = "us-east-1"
 

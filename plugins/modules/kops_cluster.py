@@ -555,7 +555,6 @@ state_store_safety:
 
 import functools
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_rolling, kops_rules, route53
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import (
     create_rules,
     dns_zones,
@@ -563,9 +562,12 @@ from ansible_collections.kopsible.kops.plugins.module_utils._kops import (
     kube_versions,
     spec_fields,
 )
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rolling as kops_rolling
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.cluster_state import ensure_absent, ensure_present
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import KopsModule, kops_argument_spec, kops_setting
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import KopsRun, checked
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, kops_setting
+from ansible_collections.kopsible.kops.plugins.module_utils._route53 import zones as route53
 
 
 def argument_spec():

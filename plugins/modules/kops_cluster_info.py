@@ -288,11 +288,13 @@ kops_invocations:
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import info as kops_info
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import pdb as kops_pdb
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import KopsModule, kops_argument_spec, kops_setting
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import checked, read_only_store
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import KopsError, runner_from_module
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec, kops_setting
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, runner_from_module
 
 
 def argument_spec():
@@ -354,7 +356,7 @@ def main():
 
 def upgrade_plan(module, info):
     """kops_upgrade.plan_upgrade for the cluster of ``info`` (kops_info.cluster_info) from its Nodes' kubelets."""
-    from ansible_collections.kopsible.kops.plugins.module_utils import kops_upgrade
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops import upgrade as kops_upgrade
 
     params = module.params
     nodes = info.get("nodes")
@@ -393,8 +395,8 @@ def etcd_backups(module, record, max_age, clients):
 
 def validate(module, runner, state_store, record):
     """kops' validation of the cluster of ``record`` (one kops call, no waiting)."""
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops.cluster_ops import ClusterOps
     from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import summarize_cluster
-    from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 
     summary = summarize_cluster(record)
     try:

@@ -376,11 +376,12 @@ state_store_safety:
 """
 
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import ig as kops_ig
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import user_data
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import KopsModule, kops_argument_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.instancegroup_state import ensure_and_apply
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import KopsRun, checked
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec
 
 
 def _options(**fields):

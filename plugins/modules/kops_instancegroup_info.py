@@ -103,11 +103,13 @@ instance_groups:
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import info as kops_info
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import pdb as kops_pdb
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import KopsModule, kops_argument_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import checked, read_only_store
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import normalize_role
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import summarize_cluster
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import normalize_role
 
 ROLES = ("ControlPlane", "Node", "Bastion", "APIServer")  # pkg/apis/kops/instancegroup.go AllInstanceGroupRoles
 

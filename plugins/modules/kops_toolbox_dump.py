@@ -196,12 +196,14 @@ import tempfile
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_info, kops_pdb, kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import diagnostics
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import info as kops_info
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import pdb as kops_pdb
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import KopsModule, kops_argument_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.output import yaml
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import checked, read_only_store
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import yaml
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import SECRET_ENV, KopsError, runner_from_module
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import SECRET_ENV, KopsError, runner_from_module
 
 
 def argument_spec():

@@ -220,12 +220,13 @@ state_store_safety:
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_output, kops_pdb, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import output as kops_output
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import pdb as kops_pdb
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import rolling_log
-from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import KopsRun, checked
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import (
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.cluster_ops import ClusterOps
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import KopsModule, kops_argument_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rolling import (
     DURATION_FLAGS,
     cluster_auto_scaling_groups,
     detached_instances,
@@ -238,7 +239,8 @@ from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import 
     roll_report,
     rolling_update_args,
 )
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import KopsRun, checked
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import KopsError
 
 
 def argument_spec():

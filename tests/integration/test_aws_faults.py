@@ -157,7 +157,7 @@ def test_route53_retries_catch_prior_request_not_complete(emulator, monkeypatch)
     from ansible_collections.amazon.aws.plugins.module_utils import cloud
     from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry, RetryingBotoClientWrapper
 
-    from ansible_collections.kopsible.kops.plugins.module_utils import route53
+    from ansible_collections.kopsible.kops.plugins.module_utils._route53 import zones as route53
 
     sleeps = []
     monkeypatch.setattr(cloud.time, "sleep", sleeps.append)  # record the backoff instead of waiting

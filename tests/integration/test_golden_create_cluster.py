@@ -41,7 +41,7 @@ import time
 import pytest
 import yaml
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import spec as kops_spec
 from harness.kops_env import kops_binary, module_options
 from harness.playbook import run_playbook
 

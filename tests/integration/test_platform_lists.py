@@ -5,7 +5,7 @@ beyond the help (tools/harness/platform_lists.py cites them)."""
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
 from ansible_collections.kopsible.kops.plugins.modules import kops_cluster
 from harness import platform_lists
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 import yaml
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import kops_argument_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import kops_argument_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 with open(os.path.join(ROOT, "meta", "runtime.yml")) as handle:

@@ -11,7 +11,7 @@ import yaml
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_common
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import common as kops_common
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "plugins", "modules")) if f.endswith(".py") and not f.startswith("_"))
@@ -164,7 +164,7 @@ def test_an_empty_external_load_balancer_entry_is_accepted_as_kops_accepts_it():
     """kops' validateExternalLoadBalancer (pkg/apis/kops/validation/instancegroup.go:488-531) checks only the fields
     given, and the model attaches nothing for an entry with neither (pkg/model/awsmodel/autoscalinggroup.go:515-540):
     never stricter than kops, so ``[{}]`` passes the argument spec and the rules."""
-    from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops import ig as kops_ig
     from ansible_collections.kopsible.kops.plugins.modules import kops_instancegroup
 
     spec = kops_instancegroup.argument_spec()

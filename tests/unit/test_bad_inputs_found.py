@@ -3,9 +3,10 @@ numbers, a cluster named as `name`): each fails naming its field, never with a T
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import ig as kops_ig
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import kube_versions
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 
 
 @pytest.mark.parametrize(

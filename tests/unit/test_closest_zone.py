@@ -2,7 +2,7 @@
 use (kops' own choice is the longest suffix: upup/pkg/fi/cloudup/utils.go FindDNSHostedZone)."""
 
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import dns_zones
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.cluster_ops import ClusterOps
 
 
 def zone(name, zid, private=False):

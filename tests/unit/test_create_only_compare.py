@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.create_options import create_only_differences, stored_create_options
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import parse_get_json
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.output import parse_get_json
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "kops-1.36.2")
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx1c2VyLWtleS1mb3ItdGVzdHMtb25seS0wMDAwMDAw"

@@ -7,8 +7,9 @@ import os
 import pytest
 import yaml
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import create_args
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import ig as kops_ig
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import spec as kops_spec
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STORED = {
@@ -91,7 +92,7 @@ def test_new_group_drops_null_keys():
 
 def test_merged_params_judge_what_would_be_stored():
     """The rules see the merged value: warm_pool {min_size: 3} against the stored maxSize 2 is refused."""
-    from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 
     params = {"name": "nodes", "warm_pool": {"min_size": 3}}
     with pytest.raises(RuleError, match="warm_pool.max_size: 2 cannot be lower than min_size 3"):
@@ -126,7 +127,7 @@ def test_each_dict_option_documents_the_merge_rule(module):
 
 
 def test_labels_given_through_spec_are_judged_too():
-    from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 
     params = {"name": "nodes", "spec": {"nodeLabels": {"a/b/c": "x"}}}
     with pytest.raises(RuleError, match="^node_labels: 'a/b/c'"):

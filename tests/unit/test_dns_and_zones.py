@@ -2,9 +2,9 @@
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils import route53
-from ansible_collections.kopsible.kops.plugins.module_utils.dns_check import split_server
-from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import DNSNameError, is_subdomain, normalize_dns_name, parent_name
+from ansible_collections.kopsible.kops.plugins.module_utils._route53 import zones as route53
+from ansible_collections.kopsible.kops.plugins.module_utils._route53.dns_check import split_server
+from ansible_collections.kopsible.kops.plugins.module_utils._route53.dns_names import DNSNameError, is_subdomain, normalize_dns_name, parent_name
 
 
 def zone(zid, name, private=False):

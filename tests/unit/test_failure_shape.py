@@ -8,7 +8,7 @@ import botocore.exceptions
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import KopsModule
 
 
 def finish(capsys, body):
@@ -87,7 +87,7 @@ def test_a_signal_between_steps_is_a_clean_failure(capsys, monkeypatch):
     StoreGuard block as the module's failure naming the signal, not a traceback; with no lock held nothing was written."""
     import signal
 
-    from ansible_collections.kopsible.kops.plugins.module_utils import kops_runner
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops import runner as kops_runner
     from ansible_collections.kopsible.kops.plugins.module_utils._state_store.guard import StoreGuard
 
     monkeypatch.setattr(kops_runner, "_interrupted", [signal.SIGTERM])

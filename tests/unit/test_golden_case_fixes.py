@@ -5,8 +5,8 @@ tests/integration/test_golden_create_cluster.py."""
 import csv
 import io
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import create_args
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import spec as kops_spec
 
 # kops v1.36.2 tests/integration/create_cluster/private/options.yaml:
 #   cloudLabels: "Owner=John Doe,dn=\"cn=John Doe: dc=example dc=com\", foo/bar=fib+baz"
@@ -63,7 +63,7 @@ def test_same_version_with_or_without_v_is_no_change():
 import pytest  # noqa: E402
 
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import create_rules  # noqa: E402
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError  # noqa: E402
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError  # noqa: E402
 
 
 def test_creation_options_argv():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import argv as kops_argv
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store import layout, s3
 
 
@@ -64,7 +64,7 @@ def test_state_store_client_retries():
 def test_update_and_reconcile_argv_for_kops_order():
     """kops' 1.31+ order (docs/tutorial/upgrading-kubernetes.md): update --instance-group-roles=control-plane,apiserver,
     update --prune, reconcile cluster --yes (cmd/kops/update_cluster.go:180,193; cmd/kops/reconcile_cluster.go)."""
-    from ansible_collections.kopsible.kops.plugins.module_utils import kops_cluster_ops
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops import cluster_ops as kops_cluster_ops
 
     assert kops_cluster_ops.update_cluster_args("c.example.org", yes=True, instance_group_roles=["control-plane", "apiserver"]) == [
         "update",

@@ -8,8 +8,8 @@ import pytest
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import facts, rolling_log
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.create_options import stored_create_options
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import cluster_facts
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rolling import group_instances
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import summarize_cluster
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import group_instances
 
 CLUSTER = "c.example.org"
 

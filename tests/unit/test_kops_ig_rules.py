@@ -4,9 +4,9 @@ condition: what it refuses is refused (naming the option), what it accepts is ac
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import ig as kops_ig
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import user_data
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 
 ALL_ON_DEMAND = {"instances": ["c5.large", "c5a.large"], "on_demand_above_base": 100}
 

@@ -4,7 +4,7 @@ awsBuildCloudInstanceGroup), on AWS API response shapes (kops' Auto Scaling grou
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_info
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import info as kops_info
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store import reader
 
 CLUSTER = "c.example.org"

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_output
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import output as kops_output
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import update_plan
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "kops-1.36.2")

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_pdb
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import pdb as kops_pdb
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "k8s", "shop-cluster.json")
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_rolling
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import group_instances, replaced, rolling_update_args
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rolling as kops_rolling
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rolling import group_instances, replaced, rolling_update_args
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 
 C = "c.example.org"
 
@@ -108,7 +108,7 @@ def test_group_instances_and_replacements():
 def test_drain_disabled_resolves_group_then_cluster_then_true():
     """Issue 16 item 11; kops' resolveSettings (pkg/instancegroups/settings.go:27-46): the InstanceGroup's
     drainAndTerminate, else the cluster's, else true."""
-    from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import drain_disabled, roll_args
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops.rolling import drain_disabled, roll_args
 
     groups = {
         "nodes-us-east-1a": {"spec": {"rollingUpdate": {"drainAndTerminate": False}}},

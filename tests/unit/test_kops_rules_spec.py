@@ -6,12 +6,13 @@ import os
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import create_args, dns_zones, kube_versions
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import spec as kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import cluster_facts
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.kube_versions import check_version_change
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import parse_get_json
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.output import parse_get_json
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "kops-1.36.2")
 CLUSTER = "mycluster01.kopsclustertest.example.org"
@@ -691,7 +692,7 @@ def test_requested_fields_kops_dropped_and_the_spec_without_them():
     """Issue 33 item 5 (kops_spec.requested_dropped, without_dropped): a misspelled key is dropped by kops
     (cmd/kops/replace.go decodes leniently); the fragment's leaves are matched to kops_spec.dropped_paths, and the
     spec written is without them and without the empty parents their removal leaves where the stored spec had none."""
-    from ansible_collections.kopsible.kops.plugins.module_utils import kops_spec
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops import spec as kops_spec
 
     fragment = {"kubeAPIServer": {"auditLogMaxAge": 7, "auditLogMaxAges": 7}, "kubeScheduler": {"qpss": 5}}
     dropped = ["spec.kubeAPIServer.auditLogMaxAges", "spec.kubeScheduler"]

@@ -7,12 +7,12 @@ import json
 import pytest
 from ansible.module_utils.testing import patch_module_args
 
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import KopsModule, kops_argument_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.run import KopsRun, checked
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import KopsError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import diff_paths
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.lock import SpecChanged
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule, kops_argument_spec
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import diff_paths
 
 CLUSTER = "c.example.org"
 READ = {"spec": {"minSize": 1, "maxSize": 1}}

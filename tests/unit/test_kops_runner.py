@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, KopsRunner, find_binary, kops_environment
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import KopsError, KopsRunner, find_binary, kops_environment
 
 ENDPOINT = "http://127.0.0.1:5055"
 
@@ -332,7 +332,7 @@ def test_binary_that_cannot_start_names_kops_binary(tmp_path):
     on a machine where that file has the x bit) fails naming the option."""
     import pytest
 
-    from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, KopsRunner
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import KopsError, KopsRunner
 
     path = tmp_path / "not-a-program"
     path.write_text("just text\n")
@@ -353,7 +353,7 @@ def stop_signals(monkeypatch):
     stop signals ignored, as a module process that is cleaning up must)."""
     import signal
 
-    from ansible_collections.kopsible.kops.plugins.module_utils import kops_runner
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops import runner as kops_runner
 
     saved = dict((sig, signal.getsignal(sig)) for sig in kops_runner.STOP_SIGNALS)
     monkeypatch.setattr(kops_runner, "_interrupted", [])

@@ -5,8 +5,8 @@ inside the range kops v1.36.2 applies."""
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_upgrade
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import upgrade as kops_upgrade
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 
 
 def test_three_minors_three_control_plane_hops_one_worker_roll():

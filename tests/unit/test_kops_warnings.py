@@ -4,8 +4,8 @@ through KopsRunner to the module's warnings."""
 import os
 import stat
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import kops_warnings
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsRunner, kops_environment
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.output import kops_warnings
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import KopsRunner, kops_environment
 
 STAR = "*" * 81
 

@@ -10,7 +10,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_kubeconfig import cluster_entry, renewal_reason
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.kubeconfig import cluster_entry, renewal_reason
 
 NOW = datetime.datetime(2026, 12, 1, 8, 0, 0, tzinfo=datetime.timezone.utc)
 NAME = "mycluster01.kopsclustertest.example.org"

@@ -6,7 +6,7 @@ import json
 
 from ansible_collections.amazon.aws.plugins.module_utils.modules import AnsibleAWSModule
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import KopsModule
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import KopsModule
 
 
 def run(module_class, capsys):

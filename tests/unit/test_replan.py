@@ -1,7 +1,7 @@
 """Issue 16 item 15: a run that waited for the lock while another wrote the spec plans again on it; it fails only
 for the fields it sets that the other run changed in between (kops_spec.changed_meanwhile)."""
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import changed_meanwhile, diff_paths
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import changed_meanwhile, diff_paths
 
 READ = {"spec": {"minSize": 1, "maxSize": 1, "cloudLabels": {"team": "platform"}}}
 

@@ -9,7 +9,7 @@ which the module does (its ordering is asserted by the integration tests on a re
 
 import os
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_rolling
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rolling as kops_rolling
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import rolling_log
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "kops-1.36.2")

@@ -3,7 +3,7 @@ kops_common.security_token_fallback takes it only where nothing else gives a tok
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import security_token_fallback
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import security_token_fallback
 
 
 @pytest.mark.parametrize(

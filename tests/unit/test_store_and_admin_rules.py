@@ -7,10 +7,10 @@ import datetime
 import pytest
 import yaml
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.kubeconfig import kubeconfig_credential
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import state_store_problem
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_kubeconfig import kubeconfig_credential
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
 
 
 @pytest.mark.parametrize("value", ["0", "0s", "0h0m"])

@@ -5,7 +5,7 @@ would write only those groups; docs/tutorial/upgrading-kubernetes.md gives Terra
 
 import pytest
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 from ansible_collections.kopsible.kops.plugins.modules import kops_cluster
 
 

@@ -1,7 +1,7 @@
 """kops upgrade cluster: its table parsed; kops_spec.dropped_paths (check mode runs ``kops upgrade cluster --yes`` on a scratch copy of the
 specs, kops_preview.ScratchStore, so the actions are never applied in memory)."""
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_output
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import output as kops_output
 
 # The shape of `kops upgrade cluster` output (tab-padded columns of util/pkg/tables; the real output is parsed in
 # tests/integration/test_kops_upgrade.py).
@@ -24,7 +24,7 @@ def test_parse_upgrade_table():
 
 
 def test_dropped_paths_names_set_fields_kops_did_not_keep():
-    from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import dropped_paths
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import dropped_paths
 
     desired = {
         "spec": {

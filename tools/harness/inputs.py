@@ -13,7 +13,7 @@ from collections import namedtuple
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import spec as kops_spec
 
 from . import platform_lists
 
@@ -433,8 +433,8 @@ def kops_instancegroup_categories(known):
 
 def known_rolling_role(role):
     """Whether kops reads ``role`` as an instance group role (kops_rolling.rolling_role: case, plural, master)."""
-    from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import rolling_role
-    from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops.rolling import rolling_role
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 
     try:
         rolling_role(role)

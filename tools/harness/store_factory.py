@@ -28,7 +28,7 @@ ENVIRONMENTS = ("dev", "staging", "prod", "qa", "perf")
 def kops_env(emulator, store):
     """Environment for the real kops against the emulator (dict): the collection's own
     ``kops_environment`` (S3_ENDPOINT etc.) plus the offline settings of docs/emulator.md."""
-    from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import kops_environment
+    from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import kops_environment
 
     return kops_environment(
         state_store=store, base=dict(os.environ, **emulator.aws_env()), extra={"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"}

@@ -15,4 +15,10 @@ the collection; names may change).
   create-only options, the create argv, the cloud plan, the roll log, EC2 reads.
 - :mod:`.diagnostics`: a diagnostics dump: the Kubernetes objects kops' resource dumper lists, and the redaction of
   Secret values, PEM private keys and credentials that kops does not do.
+
+The kops runs themselves live here too: :mod:`.runner` (running kops: environment, timeouts, redaction),
+:mod:`.argv` (each option's flag), :mod:`.cluster_ops` (one method per kops command), :mod:`.output` (parsing kops'
+output), :mod:`.rules` (input rules), :mod:`.spec` and :mod:`.ig` (desired vs stored specs), :mod:`.rolling` and
+:mod:`.pdb` (rolling updates), :mod:`.info` and :mod:`.upgrade` (read-only views, upgrade plans), :mod:`.preview`
+(check mode's scratch store), :mod:`.kubeconfig`, and :mod:`.common` (the module class and shared options).
 """

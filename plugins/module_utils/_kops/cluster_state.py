@@ -10,8 +10,9 @@ import functools
 import os
 import tempfile
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import create_args, ig_labels, kube_versions, update_plan
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import spec as kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.create_options import (
     CREATE_ONLY,
     create_only_differences,
@@ -19,8 +20,8 @@ from ansible_collections.kopsible.kops.plugins.module_utils._kops.create_options
     stored_create_options,
 )
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import cluster_facts, region_of_spec
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import ScratchStore
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.preview import ScratchStore
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import KopsError
 
 
 def create(module, ops, name, params, result):

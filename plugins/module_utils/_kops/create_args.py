@@ -3,8 +3,8 @@
 """The argv of ``kops create cluster`` from kops_cluster's options (their flags: kops_argv.FLAGS), what kops makes
 of them afterwards, and the cloud labels flag."""
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import get_path, strip_server_fields
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import argv as kops_argv
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import get_path, strip_server_fields
 
 # kops_cluster options passed to ``kops create cluster``, in argv order (their flags: kops_argv.FLAGS).
 CREATE_CLUSTER_OPTIONS = (

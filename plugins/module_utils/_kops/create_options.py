@@ -5,7 +5,7 @@ what they were for a stored cluster (read back from its Cluster and InstanceGrou
 functions on plain data (v1alpha2 dicts); compared, never written."""
 
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import instance_group_zones, subnet_topology
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import CLUSTER_FIELDS, get_path, normalize_role
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import CLUSTER_FIELDS, get_path, normalize_role
 
 # kops_cluster's --networking values -> the v1alpha2 spec.networking key kops stores them under
 # (upup/pkg/fi/cloudup/new_cluster.go setupNetworking).

@@ -6,7 +6,7 @@ field and cites the kops source it mirrors."""
 
 import re
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError, non_negative, one_of
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError, non_negative, one_of
 
 # pkg/apis/kops/cluster.go Egress* constants; pkg/apis/kops/validation/validation.go:726-734 validateSubnet.
 EGRESS_TYPES = ("nat", "eipalloc", "i", "tgw")

@@ -3,8 +3,8 @@
 """Where kops puts a cluster's DNS records: whether a hosted zone encloses a name, and a closer zone than the
 cluster's dnsZone that would take its records (kops picks the longest matching zone, dns-controller writes there)."""
 
-from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import DNSNameError, is_subdomain, normalize_dns_name
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils._route53.dns_names import DNSNameError, is_subdomain, normalize_dns_name
 
 
 def dns_zone_encloses(zone, name):

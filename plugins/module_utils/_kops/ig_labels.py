@@ -5,7 +5,7 @@ kops_rules.RuleError naming the field and citing its source)."""
 
 import re
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import DNS1123_SUBDOMAIN_MAX_LENGTH, DNS1123_SUBDOMAIN_RE, RuleError, text
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import DNS1123_SUBDOMAIN_MAX_LENGTH, DNS1123_SUBDOMAIN_RE, RuleError, text
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")  # k8s.io/api core/v1 TaintEffect
 

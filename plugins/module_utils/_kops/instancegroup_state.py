@@ -8,10 +8,13 @@ import functools
 
 from ansible.module_utils.basic import missing_required_lib
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_ig, kops_pdb, kops_rules, kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import ec2_reads, scale_down, update_plan, user_data
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import ig as kops_ig
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import pdb as kops_pdb
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import spec as kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import asg_name, region_of_spec
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_preview import ScratchStore
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.preview import ScratchStore
 
 
 def desired_group(params, cluster_name, current, role):

@@ -5,7 +5,7 @@ supports. Each raises kops_rules.RuleError naming the field and citing the kops 
 
 import re
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 
 # ASCII digits only (re.ASCII): Go's parsers take 0-9, never other Unicode digits Python's \d matches
 _VERSION_RE = re.compile(r"^v?(?P<major>\d+)\.(?P<minor>\d+)\.(?P<patch>\d+)(?P<pre>[-+][0-9A-Za-z.+-]+)?$", re.ASCII)

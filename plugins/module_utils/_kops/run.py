@@ -7,12 +7,13 @@ failure shape of the kops modules (``msg``, ``written``, ``kops_invocations``, `
 ``state_store_safety``). The modules' ``main()`` is then: module, run, step, exit (as kubernetes.core's
 ``k8s/runner.py`` ``run_module`` and amazon.aws' ``AnsibleAWSModule`` own theirs)."""
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules, kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import spec as kops_spec
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.cluster_ops import ClusterOps
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import check_account, state_store_of
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import KopsError, KopsInterrupted, runner_from_module
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store import lock as store_lock
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.guard import StoreGuard
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import check_account, state_store_of
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError, KopsInterrupted, runner_from_module
 
 
 class PlanConflict(Exception):

@@ -3,7 +3,7 @@
 """Every field of kops' v1alpha2 ClusterSpec and InstanceGroupSpec (kops v1.36.2), and the check that a raw ``spec``
 option names only those: kops decodes manifests leniently, so a misspelt field would be dropped without a word."""
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 
 # Every field of a v1alpha2 ClusterSpec / InstanceGroupSpec (json names in pkg/apis/kops/v1alpha2/cluster.go and
 # instancegroup.go of kops v1.36.2). kops decodes manifests leniently: an unknown field is dropped without a word,

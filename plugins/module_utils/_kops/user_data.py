@@ -3,8 +3,8 @@
 """An InstanceGroup's user data: the part types kops accepts, the MIME document kops builds from nodeup's script and
 the additional parts (as kops' awsup does), and the size EC2 accepts."""
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import normalize_role
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import normalize_role
 
 # pkg/apis/kops/validation/instancegroup.go:412-421 validUserDataTypes
 USER_DATA_TYPES = (

@@ -5,11 +5,11 @@ warning, the cluster's lock taken right before the first write, and planning aga
 
 import contextlib
 
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import check_account
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import Interrupted, interrupted_by, interruptible
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store import lock as store_lock
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import error_code, s3_client
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import s3_location
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_common import check_account
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import Interrupted, interrupted_by, interruptible
 
 
 class StoreGuard(object):

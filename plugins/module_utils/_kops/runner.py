@@ -16,7 +16,7 @@ import subprocess
 import threading
 import time
 
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import error_message, kops_warnings
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.output import error_message, kops_warnings
 
 DEFAULT_TIMEOUT = 1800
 SECRET_ENV = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY")

@@ -8,12 +8,12 @@ rule) and raise :class:`~kops_rules.RuleError` naming the option. Pure functions
 
 import re
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.ig_labels import check_taints, cloud_labels, node_labels
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError, duration_seconds, text  # noqa: F401
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import ROLES, labels_as_text, normalize_role
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec_fields import IG_SPEC_FIELDS, check_spec_fields
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.user_data import check_user_data
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError, duration_seconds, text  # noqa: F401
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import ROLES, labels_as_text, normalize_role
 
 # Option -> v1alpha2 InstanceGroup spec field (pkg/apis/kops/v1alpha2/instancegroup.go json tags).
 IG_FIELDS = {

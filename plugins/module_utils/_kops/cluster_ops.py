@@ -16,14 +16,17 @@ try:
 except ImportError:  # reported by every kops module through missing_required_lib (kops_common.state_store_of)
     yaml = None
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv, kops_kubeconfig, kops_output, kops_rules
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import argv as kops_argv
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import dns_zones, update_plan
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import kubeconfig as kops_kubeconfig
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import output as kops_output
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import instance_group_zones
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rolling import rolling_update_args
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import KopsError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import get_path, normalize_role
+from ansible_collections.kopsible.kops.plugins.module_utils._route53.dns_names import is_subdomain
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import manifest_key
-from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import is_subdomain
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rolling import rolling_update_args
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_runner import KopsError
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import get_path, normalize_role
 
 
 def update_cluster_args(name, yes=False, target=None, out=None, instance_group_roles=None, prune=False):
@@ -332,7 +335,7 @@ class ClusterOps(object):
         in use when a zone between it and ``dns_zone`` (``dns_zone`` included) delegates it with NS records; a
         private one always is (Route 53 Resolver answers from the most specific private zone). Route53 calls:
         one list, and one NS look-up per public candidate and parent."""
-        from ansible_collections.kopsible.kops.plugins.module_utils import route53
+        from ansible_collections.kopsible.kops.plugins.module_utils._route53 import zones as route53
 
         client = self._route53()
         zones = route53.list_zones(client)
@@ -354,7 +357,7 @@ class ClusterOps(object):
 
     def records_left(self, name, zone_name):
         """Records in hosted zone ``zone_name`` whose name is ``name`` or under it (list of summaries)."""
-        from ansible_collections.kopsible.kops.plugins.module_utils import route53
+        from ansible_collections.kopsible.kops.plugins.module_utils._route53 import zones as route53
 
         client = self._route53()
         zones = [z for z in route53.list_zones(client) if z["name"] == zone_name.rstrip(".").lower()]

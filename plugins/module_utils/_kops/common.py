@@ -22,8 +22,8 @@ try:
 except ImportError:  # pragma: no cover - amazon.aws is a dependency of the collection (galaxy.yml)
     AnsibleAWSModule = object
 
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.output import HAS_YAML
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import state_store_problem
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_output import HAS_YAML
 
 
 class KopsModule(AnsibleAWSModule):

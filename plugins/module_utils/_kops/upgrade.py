@@ -13,8 +13,8 @@ over more minors rolls the workers in between, where the next hop would leave th
 Pure functions of versions: the caller reads the stored spec's version and the Nodes' kubelet versions.
 """
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import kube_versions
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
 
 # kubernetes.io/releases/version-skew-policy#kubelet: "kubelet may be up to three minor versions older than
 # kube-apiserver" (since Kubernetes 1.28), never newer.

@@ -19,9 +19,9 @@ import os
 import shutil
 import tempfile
 
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.cluster_ops import ClusterOps
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import spec_path
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.reader import copy_cluster_specs
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_cluster_ops import ClusterOps
 
 
 class ScratchStore(object):

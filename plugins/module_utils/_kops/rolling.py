@@ -7,10 +7,10 @@ the same meaning. Order of a roll (pkg/instancegroups/rollingupdate.go): bastion
 plane one group at a time, then API servers, then nodes.
 """
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_argv
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import argv as kops_argv
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import instance_group_of_asg
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_rules import RuleError
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import normalize_role
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import normalize_role
 
 try:
     from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry

@@ -23,13 +23,13 @@ for groups on ``$Latest``/``$Default``), DescribeInstances (one paginated call f
 DescribeWarmPool (one per group that has a warm pool).
 """
 
-from ansible_collections.kopsible.kops.plugins.module_utils import kops_pdb
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import pdb as kops_pdb
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import asg_name
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import normalize_role
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store import reader
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import s3_client
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import summarize_cluster
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError, normalize_store_url
-from ansible_collections.kopsible.kops.plugins.module_utils.kops_spec import normalize_role
 
 TAG_CLUSTER = "KubernetesCluster"  # awsup.TagClusterName
 TAG_INSTANCE_GROUP = "kops.k8s.io/instancegroup"  # identity_aws.CloudTagInstanceGroupName

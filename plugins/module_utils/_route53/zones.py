@@ -20,7 +20,7 @@ except ImportError:  # pragma: no cover - AnsibleAWSModule reports missing botoc
 
 from ansible_collections.amazon.aws.plugins.module_utils.retries import AWSRetry
 
-from ansible_collections.kopsible.kops.plugins.module_utils.dns_names import is_subdomain, parent_name
+from ansible_collections.kopsible.kops.plugins.module_utils._route53.dns_names import is_subdomain, parent_name
 
 APEX_TYPES = ("NS", "SOA")
 # Route53's answer while an earlier change to the same zone is still being applied (HTTP 400);
