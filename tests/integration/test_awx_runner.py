@@ -99,8 +99,12 @@ def assert_events(run, private, secrets):
 
 
 def task_result(results, task, host):
-    """The result of the task named ``task`` (with or without its role's prefix) on ``host``."""
-    return next(r["res"] for r in results.values() if task in (r["task"], "%s : %s" % (r.get("role"), r["task"])) and r["host"] == host)
+    """The result of the task named ``task`` (with or without its role's prefix) on ``host``; AssertionError when the
+    task did not run there or was skipped (a skipped task's event carries no result)."""
+    found = [r for r in results.values() if task in (r["task"], "%s : %s" % (r.get("role"), r["task"])) and r["host"] == host]
+    assert found, "task %r has no result on %s" % (task, host)
+    assert "res" in found[0], "task %r was skipped on %s" % (task, host)
+    return found[0]["res"]
 
 
 def task_results(results, prefix, host):
