@@ -99,11 +99,16 @@ def section_upgrade(bench, runs, parent, log, interleaved, median, spread, task_
                 if found != ["v" + TO] * 5:
                     raise RuntimeError("%s left kubelets %s on %s" % (who, found, name))
 
-            def role_side(i):
-                name = "r%d.%s" % (i, SUBDOMAIN)
+            def fresh(side, i):
+                """A new cluster for run ``i`` of ``side`` ('role' or 'kops'); returns (its name, its kubeconfig's path)."""
+                name = "%s%d.%s" % (side[0], i, SUBDOMAIN)
                 kubeconfig = os.path.join(bench.tmp, "kubeconfig-" + name)
-                log("upgrade: role run %d: creating %s" % (i + 1, name))
+                log("upgrade: %s run %d: creating %s" % (side, i + 1, name))
                 make(name, kubeconfig)
+                return name, kubeconfig
+
+            def role_side(i):
+                name, kubeconfig = fresh("role", i)
                 log("upgrade: role run %d: upgrading" % (i + 1))
                 role_vars = {"upgrade_cluster": name, "upgrade_kubernetes_version": TO, "upgrade_kubeconfig": kubeconfig, "upgrade_diagnostics": False}
                 tasks = [{"name": "upgrade", "ansible.builtin.include_role": {"name": "kopsible.kops.upgrade"}, "vars": role_vars}]
@@ -126,10 +131,7 @@ def section_upgrade(bench, runs, parent, log, interleaved, median, spread, task_
                 return {"seconds": round(seconds, 3), "aws": aws, "kops_calls": kops_calls, "kops_seconds": round(kops_seconds, 3), "phases": phases}
 
             def kops_side(i):
-                name = "k%d.%s" % (i, SUBDOMAIN)
-                kubeconfig = os.path.join(bench.tmp, "kubeconfig-" + name)
-                log("upgrade: kops run %d: creating %s" % (i + 1, name))
-                make(name, kubeconfig)
+                name, kubeconfig = fresh("kops", i)
                 log("upgrade: kops run %d: kops edit cluster --set + kops reconcile cluster --yes" % (i + 1))
                 env = bench.script_env(extra=dict(kops["kops_env"], KUBECONFIG=kubeconfig))
                 bench.counter.reset()
