@@ -263,7 +263,7 @@ import uuid
 
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import KopsModule, check_account, kops_argument_spec
-from ansible_collections.kopsible.kops.plugins.module_utils._route53 import dns_check as dns_check
+from ansible_collections.kopsible.kops.plugins.module_utils._route53 import dns_check
 from ansible_collections.kopsible.kops.plugins.module_utils._route53 import zones as route53
 from ansible_collections.kopsible.kops.plugins.module_utils._route53.dns_names import DNSNameError, normalize_dns_name
 
