@@ -396,6 +396,44 @@ def test_validate_fails_while_a_daemonset_pod_on_a_new_node_is_not_ready(live):
         live.kube.knobs(CLUSTER)
 
 
+def pods_for_node(core, node):
+    """Names of the kube-system pods bound to ``node`` or pinned to it by a DaemonSet's node affinity (the
+    ``metadata.name`` match field the DaemonSet controller sets, pkg/controller/daemon/util ReplaceDaemonSetPodNodeNameNodeAffinity)."""
+    found = []
+    for pod in core.list_namespaced_pod("kube-system").items:
+        terms = []
+        affinity = pod.spec.affinity and pod.spec.affinity.node_affinity
+        if affinity and affinity.required_during_scheduling_ignored_during_execution:
+            terms = affinity.required_during_scheduling_ignored_during_execution.node_selector_terms or []
+        pinned = any(f.key == "metadata.name" and node in (f.values or []) for t in terms for f in (t.match_fields or []))
+        if pod.spec.node_name == node or pinned:
+            found.append(pod.metadata.name)
+    return sorted(found)
+
+
+def test_a_terminated_instance_leaves_no_daemonset_pod_behind(live):
+    """A worker's instance terminated (as a rolling update or a scale-down does): its Node goes, then its pods, in a
+    real cluster's order (the cloud node-lifecycle controller, then the pod garbage collector), so the DaemonSet
+    controller does not recreate cilium's pod for the Node that is going, left Pending where kops validate counts it
+    ("system-node-critical pod ... is pending", pkg/validation/validate_cluster.go) until the pod garbage collector's
+    quarantine ends. Seen in every roll: each replaced instance cost kops one or two 30 s validation retries."""
+    core = live.kube.core(CLUSTER)
+    ec2 = live.emulator.client("ec2")
+    workers = sorted(i for i, g in running_instances(live).items() if g and g.startswith("nodes-"))
+    victim = workers[0]
+    node = wait_for(lambda: next((n.metadata.name for n in core.list_node().items if n.spec.provider_id.endswith("/" + victim)), None))
+    assert pods_for_node(core, node), "no pod on %s before the termination" % node
+    ec2.terminate_instances(InstanceIds=[victim])
+    wait_for(lambda: node not in {n.metadata.name for n in core.list_node().items})
+    deadline = time.monotonic() + 8
+    while time.monotonic() < deadline:  # the DaemonSet controller reacts within a second; a recreated pod would stay
+        assert pods_for_node(core, node) == [], "pods for the removed node %s: %s" % (node, pods_for_node(core, node))
+        time.sleep(0.5)
+    waited = validate(live, timeout="2m")
+    assert not waited.get("failed"), waited.get("msg")
+    assert victim not in running_instances(live)
+
+
 def test_kubernetes_refuses_the_node_of_a_group_whose_taints_repeat_a_key_and_effect(live, tmp_path):
     """Issue 30: kops stores a group whose taints share a key and an effect (it refuses only exact duplicates,
     pkg/apis/kops/validation/instancegroup.go), but the API server refuses its Node ("taints must be unique by key and

@@ -635,18 +635,24 @@ class NodeAgent(object):
         self.leases[name] = now
 
     def remove_node(self, name):
+        """The Node of a terminated instance goes, then its pods, in the order of a real cluster: the cloud
+        node-lifecycle controller deletes the Node (k8s.io/cloud-provider controllers/nodelifecycle), then the pod
+        garbage collector deletes the pods bound to a Node that no longer exists (pkg/controller/podgc
+        gcOrphaned; at once here, without its 40 s quarantine). Pods deleted first, while the Node still stood, were
+        recreated by the DaemonSet controller on that Node and stayed Pending, failing kops' validation for the
+        minute the pod garbage collector took to delete them."""
         from kubernetes.client.rest import ApiException
 
-        for pod in self.core.list_pod_for_all_namespaces(field_selector="spec.nodeName=" + name).items:
-            try:
-                self.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0)
-            except ApiException:
-                pass
         try:
             self.core.delete_node(name)
         except ApiException as exc:
             if exc.status != 404:
                 raise
+        for pod in self.core.list_pod_for_all_namespaces(field_selector="spec.nodeName=" + name).items:
+            try:
+                self.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0)
+            except ApiException:
+                pass
         self.heartbeats.pop(name, None)
         self.leases.pop(name, None)
 
