@@ -6,6 +6,7 @@ mid-roll, Ctrl-C mid-drain, a scale-down without a kubeconfig (not drained) and 
 
 import json
 import os
+import re
 import signal
 import threading
 import time
@@ -499,24 +500,40 @@ class DeletionWatcher(threading.Thread):
 def test_a_drain_waits_for_the_termination_grace_period_and_drain_timeout_cuts_it(live):
     """Issue 30: the node agent stops a pod as a kubelet does (preStop, SIGTERM, grace period), so kops' drain of a
     node running a pod with a 60 s preStop sleep waits those 60 s before the instance is terminated; a drain_timeout
-    shorter than that fails the roll, naming the pod, and replaces nothing more."""
+    shorter than that fails the roll, naming the pod, and replaces nothing more.
+
+    The first roll's replacements join 20 s after their launch (knob ``join_delay``), ten times the roll's 2 s
+    node interval, about the ratio on AWS (a node joins in 1-3 minutes, kops' default interval is 15 s): kops'
+    validation names each replacement that has not joined yet and the roll waits for it."""
     group = "nodes-us-east-1a"
     nodes = sorted(n.metadata.name for n in live.core.list_node().items if n.metadata.labels.get("kops.k8s.io/instancegroup") == group)
     assert len(nodes) == 2, nodes
+    before = set(instances(live)[group])
     live.core.create_namespaced_pod("default", slow_pod("slow-1", nodes[0]))
     wait_for(lambda: live.core.read_namespaced_pod("slow-1", "default").status.phase == "Running")
     watcher = DeletionWatcher(live.core, "slow-1", nodes[0])
     watcher.start()
+    live.kube.knobs(CLUSTER, join_delay={group: 20})
     started = time.monotonic()
     try:
         rolled = roll(live, instance_groups=[group], force=True)
     finally:
+        live.kube.knobs(CLUSTER)
         watcher.stop.set()
         watcher.join()
     seconds = time.monotonic() - started
     assert not rolled.get("failed"), rolled.get("msg")
     [report] = rolled["rolled"]
     assert report["done"] and "default/slow-1" in report["evicted"][nodes[0]]
+    replacements = set(instances(live)[group]) - before
+    assert len(replacements) == 2, instances(live)
+    not_joined = {i for m in report["validation_failures"] for i in re.findall(r'machine "([^"]+)" has not yet joined cluster', m)}
+    assert not_joined == replacements, report["validation_failures"]  # kops waited for each replacement to join
+    ec2 = live.emulator.client("ec2")
+    for reservation in ec2.describe_instances(InstanceIds=sorted(replacements))["Reservations"]:
+        for inst in reservation["Instances"]:
+            node = next(n for n in live.core.list_node().items if n.spec.provider_id.endswith("/" + inst["InstanceId"]))
+            assert (node.metadata.creation_timestamp - inst["LaunchTime"]).total_seconds() >= 19  # the join delay held
     assert watcher.terminating and watcher.pod_gone and watcher.node_gone, vars(watcher)
     assert watcher.pod_gone - watcher.terminating >= 58, watcher.pod_gone - watcher.terminating  # 60 s; timestamps are whole seconds
     assert watcher.node_gone >= watcher.pod_gone  # the instance went only after the drain's wait
