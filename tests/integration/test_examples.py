@@ -532,7 +532,8 @@ def test_aws_china_example_check_mode(emulator, ssh_public_key, tmp_path, kops_d
         # the dns-controller stand-in found the private zone of the aws-cn partition
         records = emulator.client("route53", CHINA).list_resource_record_sets(HostedZoneId=net.zone_id)["ResourceRecordSets"]
         internal = [r["ResourceRecords"] for r in records if r["Name"] == "api.internal.%s." % name and r["Type"] == "A"]
-        assert internal == [[{"Value": info["address"]}]], records
+        assert [sorted(v["Value"] for v in values) for values in internal] == [sorted(info["api_endpoints"].values())], records
+        assert sorted(info["api_endpoints"]) == sorted(i for i, g in instances.items() if g.startswith("control-plane")), info
 
         # Guide 002's rolling update with its flags as the example gives them (not cloud-only: kops reads the nodes
         # through the API for its table; no instance needs an update, so nothing rolls), then its last step, kops

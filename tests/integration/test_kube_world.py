@@ -6,6 +6,7 @@ DNS; the PodDisruptionBudget gate of `rolling_update` reads a budget filled by t
 controller. One applied HA cluster is shared by the tests of this file (created once)."""
 
 import time
+import types
 
 import pytest
 import yaml
@@ -78,7 +79,7 @@ def test_world_finds_state_stores_and_private_zones_of_every_partition(emulator,
     """The AWS China guide's shape without kops: a state store in cn-north-1 (S3 of the aws-cn partition, which a
     us-east-1 client does not list), the private hosted zone kops.internal (Route53 of aws-cn) holding kops'
     placeholder for api.internal, and an internal API load balancer. The world finds the store next to one of the
-    aws partition, points the placeholder at the control plane's address (and leaves the same name in a zone of the
+    aws partition, points the placeholder at the API endpoint of the control-plane instance once there is one (and leaves the same name in a zone of the
     aws partition alone), and lists the internal load balancer's DNS name for the DNS face."""
     name, china = "beijing.kops.internal", "cn-north-1"
     spec = {"spec": {"networking": {"subnets": [{"name": "cn-north-1a", "zone": "cn-north-1a"}]}}}
@@ -111,13 +112,16 @@ def test_world_finds_state_stores_and_private_zones_of_every_partition(emulator,
     store = StoreView(lambda: emulator.client("s3", china), "kopsible-cn-state", name)
     store.refresh()
     cluster = Cluster(name, "kopsible-cn-state", name, "127.250.0.1", None, None, store, china)
+    assert world.play_dns_controller(cluster) == []  # no control-plane instance serves the API yet: the placeholder stays
+    cluster.endpoints = {"i-0123456789abcdef0": types.SimpleNamespace(address="127.250.0.2")}  # one registered (play_endpoints)
     assert world.play_dns_controller(cluster) == ["api.internal.%s." % name]
-    assert china_record() == ["127.250.0.1"] and global_record() == ["203.0.113.123"]
+    assert china_record() == ["127.250.0.2"] and global_record() == ["203.0.113.123"]
     assert cluster.lb_names == [balancer["DNSName"].lower()]
 
 
 def test_control_plane_start_and_memory(live):
-    """Started in under 10 s, under 0.6 GB, API records pointed at it (dns-controller's job)."""
+    """Started in under 10 s, under 0.6 GB, API records at its endpoints, one per control-plane instance
+    (dns-controller's job)."""
     info = live.info
     assert info["started_seconds"] < 10, info
     assert info["rss_bytes"] < 0.6 * 2**30, info
@@ -125,8 +129,12 @@ def test_control_plane_start_and_memory(live):
     values = {
         r["Name"]: [v["Value"] for v in r.get("ResourceRecords", [])] for r in r53.list_resource_record_sets(HostedZoneId=live.zone_id)["ResourceRecordSets"]
     }
-    assert values["api.%s." % CLUSTER] == [info["address"]]
-    assert values["api.internal.%s." % CLUSTER] == [info["address"]]
+    # one API endpoint per control-plane instance, as dns-controller lists the instances running kube-apiserver
+    endpoints = info["api_endpoints"]
+    assert sorted(endpoints) == sorted(i for i, g in running_instances(live).items() if g.startswith("control-plane-")), endpoints
+    assert len(set(endpoints.values())) == 3 and info["address"] not in endpoints.values()
+    assert sorted(values["api.%s." % CLUSTER]) == sorted(endpoints.values())
+    assert sorted(values["api.internal.%s." % CLUSTER]) == sorted(endpoints.values())
     assert values["kops-controller.internal.%s." % CLUSTER] == control_plane_ips(live), values
     import kubernetes
 

@@ -331,3 +331,69 @@ def test_prune_deletes_what_kops_defers_and_then_has_nothing_to_prune(small):
     assert "0.0.0.0/0" not in ssh_cidrs() and "10.0.0.0/8" in ssh_cidrs()
     again = small.play([{"name": "p", "kopsible.kops.kops_cluster": {"name": CLUSTER, "apply": True, "prune": True}}]).result("p")
     assert again["changed"] is False and again["plan"]["prune"] == [], again["plan"]
+
+
+class EndpointProbe(threading.Thread):
+    """Every 0.2 s: the addresses ``api.<cluster>`` holds in Route53 and whether a TCP connection to one on port 443
+    is accepted (what a client of the API meets). ``refused`` counts the probes no address accepted."""
+
+    def __init__(self, world):
+        super().__init__(daemon=True)
+        self.r53, self.zone, self.stop = world.emulator.client("route53"), world.zone_id, threading.Event()
+        self.refused = self.accepted = 0
+        self.addresses = []
+
+    def run(self):
+        import socket
+
+        name = "api.%s." % CLUSTER
+        while not self.stop.is_set():
+            try:
+                records = self.r53.list_resource_record_sets(HostedZoneId=self.zone, StartRecordName=name, StartRecordType="A", MaxItems="1")
+                values = [v["Value"] for r in records["ResourceRecordSets"] if r["Name"] == name for v in r.get("ResourceRecords", [])]
+                if values and values not in self.addresses:
+                    self.addresses.append(values)
+                ok = False
+                for address in values:
+                    try:
+                        socket.create_connection((address, 443), timeout=1).close()
+                        ok = True
+                        break
+                    except OSError:
+                        pass
+                self.accepted += ok
+                self.refused += not ok
+            except Exception:
+                pass
+            self.stop.wait(0.2)
+
+
+def test_a_single_control_plane_roll_has_no_api_while_its_node_is_replaced(small):
+    """Issue 30: one API endpoint per control-plane instance (tools/kubeworld/endpoints.py), as on AWS, where each runs
+    its own kube-apiserver and dns-controller keeps api.<cluster> at their addresses. Rolling the only control-plane
+    node (its replacement joining 20 s after launch): the API refuses connections from the termination until the
+    replacement has joined, kops' validation reports it (the module's result carries kops' message) and waits, and the
+    cluster validates after, with the record at the new instance's endpoint."""
+    group = "control-plane-us-east-1a"
+    before = small.kube.state()["clusters"][CLUSTER]["api_endpoints"]
+    assert len(before) == 1, before
+    probe = EndpointProbe(small)
+    probe.start()
+    small.kube.knobs(CLUSTER, join_delay={group: 20})
+    try:
+        options = dict(cluster=CLUSTER, kubeconfig=small.kubeconfig, instance_groups=[group], force=True, control_plane_interval="1s", validate_count=1)
+        rolled = small.play([{"name": "r", "kopsible.kops.rolling_update": dict(options, validation_timeout="5m")}]).result("r")
+    finally:
+        small.kube.knobs(CLUSTER)
+        probe.stop.set()
+        probe.join()
+    assert not rolled.get("failed"), rolled.get("msg")
+    [report] = rolled["rolled"]
+    assert report["done"] and report["validation_failures"], report
+    assert any("connection refused" in m or "has not yet joined" in m for m in report["validation_failures"]), report["validation_failures"]
+    after = wait_for(lambda: small.kube.state()["clusters"][CLUSTER]["api_endpoints"] or None)
+    assert len(after) == 1 and set(after) != set(before), (before, after)
+    assert probe.refused >= 5 and probe.accepted, vars(probe)  # at least a second without an API, then it came back
+    assert probe.addresses[0] == sorted(before.values()) and probe.addresses[-1] == sorted(after.values()), probe.addresses
+    validated = small.play([{"name": "v", "kopsible.kops.kops_cluster": {"name": CLUSTER, "validate": True, "validation_timeout": "2m"}}]).result("v")
+    assert not validated.get("failed") and validated["validation"]["ok"], validated.get("msg")

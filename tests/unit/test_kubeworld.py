@@ -437,3 +437,44 @@ def test_system_addons_follow_the_cluster_spec():
     template = controller["spec"]["template"]
     assert template["metadata"]["annotations"] == {"dns.alpha.kubernetes.io/internal": "kops-controller.internal.c.example.com"}
     assert template["spec"]["priorityClassName"] == "system-cluster-critical"
+
+
+def test_an_api_endpoint_relays_to_the_server_and_closing_it_cuts_and_refuses():
+    """Issue 30: the endpoint of a control-plane instance relays TCP to the cluster's one API server; when the
+    instance goes, the endpoint's open connections are cut and new ones refused (tools/kubeworld/endpoints.py)."""
+    import socket
+    import threading
+
+    from kubeworld.endpoints import Forwarder
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+    port = server.getsockname()[1]
+
+    def echo():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=lambda c=conn: [c.sendall(d) for d in iter(lambda: c.recv(1024), b"")], daemon=True).start()
+
+    threading.Thread(target=echo, daemon=True).start()
+    forwarder = Forwarder("127.0.0.2", "127.0.0.1", port=port)
+    try:
+        client = socket.create_connection(("127.0.0.2", port), timeout=5)
+        client.sendall(b"GET /healthz")
+        assert client.recv(1024) == b"GET /healthz"
+        forwarder.close()
+        client.settimeout(5)
+        try:
+            cut = client.recv(1024) == b""
+        except OSError:
+            cut = True
+        assert cut
+        with pytest.raises(OSError):
+            socket.create_connection(("127.0.0.2", port), timeout=2)
+    finally:
+        forwarder.close()
+        server.close()

@@ -118,8 +118,9 @@ class KubeWorldProcess(object):
         )
 
     def wait_cluster(self, name, timeout=90, nodes=None):
-        """Wait until cluster ``name`` has a running control plane (and, with ``nodes``, that many Nodes and its
-        kops-controller record at the control-plane Nodes' addresses, when it has one);
+        """Wait until cluster ``name`` has a running control plane (and, with ``nodes``, that many Nodes, its
+        kops-controller record at the control-plane Nodes' addresses, when it has one, and an API endpoint per
+        control-plane Node);
         returns its world.json entry. Raises RuntimeError naming what was missing (and the world's errors)."""
         deadline = time.monotonic() + timeout
         info = None
@@ -141,7 +142,14 @@ class KubeWorldProcess(object):
                     for a in n.status.addresses or []
                     if a.type == "InternalIP"
                 )
-                if len(found) >= nodes and info.get("kops_controller_ips") in (None, control_plane) and self.system_pods_settled(name, found, info):
+                # and every control-plane (or APIServer) Node has its API endpoint, in the API records
+                serving = [n for n in found if {"node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/api-server"} & set(n.metadata.labels or {})]
+                if (
+                    len(found) >= nodes
+                    and info.get("kops_controller_ips") in (None, control_plane)
+                    and len(info.get("api_endpoints") or {}) >= len(serving)
+                    and self.system_pods_settled(name, found, info)
+                ):
                     return info
             time.sleep(0.3)
         raise RuntimeError(

@@ -6,8 +6,9 @@ exists (``<store>/<cluster>/pki/private/kubernetes-ca/keyset.yaml``, written by
 own and a :class:`node_agent.NodeAgent`; a cluster whose ``config`` is gone (``kops delete cluster``)
 has them stopped. It also plays kOps' dns-controller: the cluster's API records in the emulator's
 Route53 (``api.<cluster>``, ``api.internal.<cluster>``), which kops creates with its placeholder
-address 203.0.113.123 (pkg/model/dns.go... upup/pkg/fi/cloudup/dns.go), are set to the control plane's
-address, as dns-controller sets them to the control-plane nodes' addresses in AWS; and
+address 203.0.113.123 (pkg/model/dns.go... upup/pkg/fi/cloudup/dns.go), are kept at the addresses of the
+cluster's API endpoints, one per registered control-plane instance (:mod:`.endpoints`), as dns-controller keeps
+them at the control-plane nodes' addresses in AWS; and
 ``kops-controller.internal.<cluster>`` (same placeholder) to the private addresses of the registered
 control-plane nodes, kept so through a roll, as dns-controller keeps it from kops-controller's pods.
 
@@ -44,6 +45,7 @@ from harness.snapshot import GLOBAL_REGION, partition_of
 
 from . import addons, pki
 from .control_plane import ControlPlane, ControlPlaneError
+from .endpoints import Forwarder
 from .etcd_manager import EtcdManager
 from .node_agent import NodeAgent, StoreView
 
@@ -71,6 +73,8 @@ class Cluster(object):
         self.etcd_manager = None
         self.started = time.time()
         self.addons = None  # the system objects created in its API (addons.create), None until they are
+        self.endpoints = {}  # {instance id: endpoints.Forwarder} of the control-plane instances serving the API
+        self.endpoint_addresses = set()  # every address an endpoint of this cluster ever had (records it may rewrite)
 
 
 class KubeWorld(object):
@@ -118,7 +122,7 @@ class KubeWorld(object):
         return found
 
     def _address(self):
-        used = {c.address for c in self.clusters.values()}
+        used = {c.address for c in self.clusters.values()} | {f.address for c in self.clusters.values() for f in c.endpoints.values()}
         for n in range(1, 255):
             address = "%s.%d" % (self.prefix, n)
             if address in used:
@@ -166,6 +170,8 @@ class KubeWorld(object):
 
     def stop_cluster(self, key):
         cluster = self.clusters.pop(key)
+        for forwarder in cluster.endpoints.values():
+            forwarder.close()
         cluster.agent.stop()
         cluster.control_plane.stop()
         self.errors.update({"%s: %s" % (cluster.name, e): n for e, n in cluster.agent.error_log.items()})
@@ -196,9 +202,25 @@ class KubeWorld(object):
             cluster.etcd_manager.last = time.time() - cluster.etcd_manager.interval + 5 * self.period
             self.errors["%s: etcd-manager: backup failed: %s: %s" % (cluster.name, type(exc).__name__, str(exc)[:200])] += 1
 
+    # -- API endpoints -------------------------------------------------------------------------------
+    def play_endpoints(self, cluster):
+        """One API endpoint (:class:`.endpoints.Forwarder`, a loopback address of its own) per registered
+        control-plane or APIServer instance, each running a kube-apiserver on AWS; the endpoint of an instance no longer
+        registered (terminated) is closed. Returns ``{instance id: address}``."""
+        serving = {inst["id"] for inst, role, _ready in dict(getattr(cluster.agent, "wanted", None) or {}).values() if role in ("ControlPlane", "APIServer")}
+        for instance_id in [i for i in cluster.endpoints if i not in serving]:
+            cluster.endpoints.pop(instance_id).close()
+        for instance_id in sorted(serving - set(cluster.endpoints)):
+            forwarder = Forwarder(self._address(), cluster.address)
+            cluster.endpoints[instance_id] = forwarder
+            cluster.endpoint_addresses.add(forwarder.address)
+        return {i: f.address for i, f in cluster.endpoints.items()}
+
     # -- dns-controller --------------------------------------------------------------------------------
     def play_dns_controller(self, cluster):
-        """Point the cluster's placeholder API records at its control plane, and ``kops-controller.internal.<cluster>``
+        """Keep the cluster's API records (kops' placeholder, or addresses of its endpoints) at the addresses of its
+        API endpoints (:meth:`play_endpoints`; while it has none, a record keeps what it holds, as no dns-controller runs
+        to change it: the address of a terminated instance, which refuses connections), and ``kops-controller.internal.<cluster>``
         at the private addresses of its registered control-plane nodes (kept so as they are replaced), in the public
         and private hosted zones of the cluster's partition (its region's, else its state store's); note its API load
         balancers' DNS names. Returns the list of record names changed."""
@@ -212,6 +234,7 @@ class KubeWorld(object):
         controller_ips = sorted(
             inst["ip"] for inst, role, _ready in dict(getattr(cluster.agent, "wanted", None) or {}).values() if role == "ControlPlane" and inst.get("ip")
         )
+        endpoints = sorted(f.address for f in cluster.endpoints.values())
         found_controller = None
         for zone in r53.list_hosted_zones().get("HostedZones", []):
             zone_name = zone["Name"]
@@ -230,8 +253,8 @@ class KubeWorld(object):
                     found_controller = controller_ips if controller_ips else values
                 if rr["Name"] == controller and controller_ips and values != controller_ips:
                     wanted = controller_ips
-                elif rr["Name"] in names and values == [PLACEHOLDER]:
-                    wanted = [cluster.address]
+                elif rr["Name"] in names and endpoints and values != endpoints and (values == [PLACEHOLDER] or set(values) <= cluster.endpoint_addresses):
+                    wanted = endpoints
                 else:
                     continue
                 record = {"Name": rr["Name"], "Type": "A", "TTL": rr.get("TTL", 60), "ResourceRecords": [{"Value": v} for v in wanted]}
@@ -293,6 +316,7 @@ class KubeWorld(object):
         for cluster in self.clusters.values():
             self.play_channels(cluster)
             self.play_etcd_manager(cluster)
+            self.play_endpoints(cluster)
             self.play_dns_controller(cluster)
         self.write_state()
 
@@ -311,6 +335,7 @@ class KubeWorld(object):
             state["clusters"][c.name] = {
                 "state_store": "s3://%s/%s" % (bucket, prefix.rsplit("/", 1)[0]) if "/" in prefix else "s3://%s" % bucket,
                 "address": c.address,
+                "api_endpoints": {i: f.address for i, f in c.endpoints.items()},
                 "url": c.control_plane.url,
                 "alive": c.control_plane.alive(),
                 "started_seconds": round(c.control_plane.started_seconds or 0, 2),
