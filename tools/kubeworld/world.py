@@ -74,7 +74,6 @@ class Cluster(object):
         self.started = time.time()
         self.addons = None  # the system objects created in its API (addons.create), None until they are
         self.endpoints = {}  # {instance id: endpoints.Forwarder} of the control-plane instances serving the API
-        self.endpoint_addresses = set()  # every address an endpoint of this cluster ever had (records it may rewrite)
 
 
 class KubeWorld(object):
@@ -213,10 +212,14 @@ class KubeWorld(object):
         for instance_id in sorted(serving - set(cluster.endpoints)):
             forwarder = Forwarder(self._address(), cluster.address)
             cluster.endpoints[instance_id] = forwarder
-            cluster.endpoint_addresses.add(forwarder.address)
         return {i: f.address for i, f in cluster.endpoints.items()}
 
     # -- dns-controller --------------------------------------------------------------------------------
+    def _ours(self, values):
+        """True when every address of ``values`` is in this world's block (``prefix``.0/24): a record the world wrote
+        (an endpoint of this or an earlier run of the world, whose state the emulator kept), never one a user set."""
+        return all(v.startswith(self.prefix + ".") for v in values)
+
     def play_dns_controller(self, cluster):
         """Keep the cluster's API records (kops' placeholder, or addresses of its endpoints) at the addresses of its
         API endpoints (:meth:`play_endpoints`; while it has none, a record keeps what it holds, as no dns-controller runs
@@ -253,7 +256,7 @@ class KubeWorld(object):
                     found_controller = controller_ips if controller_ips else values
                 if rr["Name"] == controller and controller_ips and values != controller_ips:
                     wanted = controller_ips
-                elif rr["Name"] in names and endpoints and values != endpoints and (values == [PLACEHOLDER] or set(values) <= cluster.endpoint_addresses):
+                elif rr["Name"] in names and endpoints and values != endpoints and (values == [PLACEHOLDER] or self._ours(values)):
                     wanted = endpoints
                 else:
                     continue
