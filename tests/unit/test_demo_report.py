@@ -86,3 +86,15 @@ def test_task_results_stream_while_the_play_runs(tmp_path):
     assert lines[0].rstrip().endswith("s  First step") and lines[3].rstrip().endswith("Tolerated failure"), lines
     run = outcome["run"]
     assert run.rc == 0 and [name for name, _result in run.results] == [t["name"] for t in tasks]
+
+
+def test_the_subdomain_check_is_found_under_its_full_task_name():
+    """The teardown role's last check is named "Only NS and SOA may remain (in check mode, ...)": the demo's summary
+    found no task ending with "Only NS and SOA may remain" and printed "subdomain check did not run" after a
+    teardown that had run it."""
+    from types import SimpleNamespace
+
+    name = "kopsible.kops.teardown : Only NS and SOA may remain (in check mode, once kops has deleted the records it lists)"
+    run = SimpleNamespace(results=[("kopsible.kops.teardown : Read the subdomain's records", {}), (name, {"msg": "holds only its NS and SOA records"})])
+    assert demo.task(run, "Only NS and SOA may remain") == {"msg": "holds only its NS and SOA records"}
+    assert demo.task(run, "Nothing like it") == {}
