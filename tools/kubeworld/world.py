@@ -202,11 +202,16 @@ class KubeWorld(object):
             self.errors["%s: etcd-manager: backup failed: %s: %s" % (cluster.name, type(exc).__name__, str(exc)[:200])] += 1
 
     # -- API endpoints -------------------------------------------------------------------------------
+    @staticmethod
+    def _registered(cluster, roles):
+        """The instances (node agent dicts) of ``cluster`` registered as Nodes whose role is in ``roles``."""
+        return [inst for inst, role, _ready in dict(getattr(cluster.agent, "wanted", None) or {}).values() if role in roles]
+
     def play_endpoints(self, cluster):
         """One API endpoint (:class:`.endpoints.Forwarder`, a loopback address of its own) per registered
         control-plane or APIServer instance, each running a kube-apiserver on AWS; the endpoint of an instance no longer
         registered (terminated) is closed. Returns ``{instance id: address}``."""
-        serving = {inst["id"] for inst, role, _ready in dict(getattr(cluster.agent, "wanted", None) or {}).values() if role in ("ControlPlane", "APIServer")}
+        serving = {inst["id"] for inst in self._registered(cluster, ("ControlPlane", "APIServer"))}
         for instance_id in [i for i in cluster.endpoints if i not in serving]:
             cluster.endpoints.pop(instance_id).close()
         for instance_id in sorted(serving - set(cluster.endpoints)):
@@ -234,9 +239,7 @@ class KubeWorld(object):
         # dns.alpha.kubernetes.io/internal: kops-controller.internal.<cluster> (kops' kops-controller manifest), so
         # dns-controller keeps that record at the private addresses of the registered control-plane nodes
         controller = "kops-controller.internal.%s." % cluster.name
-        controller_ips = sorted(
-            inst["ip"] for inst, role, _ready in dict(getattr(cluster.agent, "wanted", None) or {}).values() if role == "ControlPlane" and inst.get("ip")
-        )
+        controller_ips = sorted(inst["ip"] for inst in self._registered(cluster, ("ControlPlane",)) if inst.get("ip"))
         endpoints = sorted(f.address for f in cluster.endpoints.values())
         found_controller = None
         for zone in r53.list_hosted_zones().get("HostedZones", []):
