@@ -20,7 +20,8 @@ with its two sides interleaved (A B, B A, A B ...) so that load from other proce
 4. **Fleet inventory**: bench/inventory.py (the inventory plugin over 1, 10, 100, 500 clusters).
 5. **Upgrade** (bench/upgrade.py, needs root and port 53 on 127.0.0.1, as ``--with-dns``): the upgrade role against
    ``kops edit cluster --set`` + ``kops reconcile cluster --yes`` on fresh HA clusters with the kube world running,
-   ``--upgrade-runs`` runs each.
+   ``--upgrade-runs`` runs each for one minor version, then ``--upgrade-multi-runs`` each for three (the role's
+   one plan against three chained ``kops reconcile`` runs).
 
 A run of only some sections (``--sections upgrade``) rewrites those sections of docs/benchmarks.md and keeps the
 others as they were, each under its own "measured at" line.
@@ -28,7 +29,7 @@ others as they were, each under its own "measured at" line.
 Kops clusters here are gossip clusters (``NAME.k8s.local``), which make no DNS lookups, so the benchmark
 never binds port 53 unless ``--with-dns`` is given.
 
-    .venv/bin/python bench/run.py [--runs 3] [--lifecycle-runs 2] [--upgrade-runs 2]
+    .venv/bin/python bench/run.py [--runs 3] [--lifecycle-runs 2] [--upgrade-runs 2] [--upgrade-multi-runs 1]
                                   [--sections noop,overhead,lifecycle,inventory,upgrade]
                                   [--inventory-sizes 1,10,100,500] [--with-dns]
 """
@@ -1076,6 +1077,7 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, default=3, help="repetitions per figure (median reported)")
     parser.add_argument("--lifecycle-runs", type=int, default=2, help="repetitions of each lifecycle side")
     parser.add_argument("--upgrade-runs", type=int, default=2, help="repetitions of each upgrade side (about 5 minutes each)")
+    parser.add_argument("--upgrade-multi-runs", type=int, default=1, help="repetitions of each side of the three-minor upgrade (about 10 minutes each; 0: not)")
     parser.add_argument("--sections", default="noop,overhead,lifecycle,inventory")
     parser.add_argument("--inventory-sizes", default="1,10,100,500")
     parser.add_argument(
@@ -1131,7 +1133,21 @@ def main(argv=None):
             if "upgrade" in sections:
                 from upgrade import section_upgrade
 
-                guarded(data, "upgrade", section_upgrade, bench, args.upgrade_runs, PARENT, log, interleaved, median, spread, task_seconds)
+                guarded(
+                    data,
+                    "upgrade",
+                    section_upgrade,
+                    bench,
+                    args.upgrade_runs,
+                    PARENT,
+                    log,
+                    interleaved,
+                    median,
+                    spread,
+                    task_seconds,
+                    "127.0.0.1",
+                    args.upgrade_multi_runs,
+                )
         finally:
             bench.stop()
     if "inventory" in sections:
