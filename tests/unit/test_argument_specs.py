@@ -173,3 +173,83 @@ def test_an_empty_external_load_balancer_entry_is_accepted_as_kops_accepts_it():
     assert kops_ig.check_load_balancers([{}]) is None
     with pytest.raises(kops_ig.RuleError, match=r"external_load_balancers\[0\].load_balancer_name: .* at most 32"):
         kops_ig.check_load_balancers([{"load_balancer_name": "l" * 33}])
+
+
+def failure(capsys, given, name="kops_instancegroup"):
+    """The JSON failure of KopsModule given ``given`` against module ``name``'s argument spec."""
+    with patch_module_args(given):
+        with pytest.raises(SystemExit):
+            kops_common.KopsModule(argument_spec=module(name).argument_spec(), supports_check_mode=True)
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(
+    "given, message",
+    [
+        # ansible-core's own wording, as AnsibleModule gives it when it checks the suboptions itself
+        (
+            {"instance_metadata": {"tokens": "required"}},
+            # the module's name is kopsible.kops.kops_instancegroup when Ansible runs it (test_kops_instancegroup)
+            " module: instance_metadata.tokens. Supported parameters include: http_put_response_hop_limit, http_tokens.",
+        ),
+        ({"root_volume": {"size": "x"}}, "argument 'size' is of type str found in 'root_volume'"),
+        ({"additional_user_data": [{"name": "a.sh", "content": "x"}]}, "missing required arguments: type found in additional_user_data"),
+        ({"mixed_instances_policy": {"instance_requirements": {"cpu": {"min": 1, "mx": 2}}}}, "mixed_instances_policy.instance_requirements.cpu.mx"),
+    ],
+)
+def test_a_refused_suboption_fails_with_ansible_cores_message(capsys, given, message):
+    """The suboptions are checked after AnsibleModule (KopsModule.check_suboptions) by ansible-core's own validator: the
+    messages are those AnsibleModule gives, naming the option and the key."""
+    result = failure(capsys, dict({"cluster": "c1.k8s.local", "name": "nodes"}, **given))
+    assert result["failed"] is True and message in result["msg"], result["msg"]
+    assert result["msg"].startswith("Unsupported parameters for (") == ("Supported parameters" in message or ".mx" in message)
+
+
+def test_nested_and_list_suboptions_stay_patches(capsys):
+    """A nested dict and the dicts of a list keep only the keys given; ``null`` given deep down stays ``null``; a
+    nested dict given as "k=v" text is read as ansible-core reads it."""
+    spec = module("kops_instancegroup").argument_spec()
+    given = {
+        "cluster": "c1.k8s.local",
+        "name": "nodes",
+        "mixed_instances_policy": {"instance_requirements": {"cpu": {"min": None}, "memory": "max=8Gi"}},
+        "additional_user_data": [{"name": "a.sh", "type": "text/x-shellscript", "content": "x"}],
+    }
+    with patch_module_args(given):
+        params = kops_common.KopsModule(argument_spec=spec, supports_check_mode=True).params
+    assert params["mixed_instances_policy"] == {"instance_requirements": {"cpu": {"min": None}, "memory": {"max": "8Gi"}}}
+    assert params["additional_user_data"] == given["additional_user_data"]
+    assert capsys.readouterr().out == ""
+
+
+def python_files(*parts):
+    base = os.path.join(ROOT, *parts)
+    return [os.path.join(d, f) for d, _dirs, files in os.walk(base) for f in files if f.endswith(".py")]
+
+
+def test_no_plugin_uses_a_private_ansible_core_name():
+    """Issue 27: the collection's code imports and reads no underscore name of ansible-core (``ansible.*``), e.g.
+    ``basic._load_params``; amazon.aws' and the collection's own private modules are fine."""
+    import ast
+
+    found = []
+    for path in python_files("plugins"):
+        tree = ast.parse(open(path).read(), path)
+        core_aliases = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "ansible":
+                found += ["%s: from %s import %s" % (path, node.module, a.name) for a in node.names if a.name.startswith("_")]
+                found += ["%s: from %s" % (path, node.module) for part in node.module.split(".") if part.startswith("_")]
+                core_aliases.update(a.asname or a.name for a in node.names)
+            elif isinstance(node, ast.Import):
+                core_aliases.update(a.asname or a.name for a in node.names if a.name.split(".")[0] == "ansible")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in core_aliases and node.attr.startswith("_"):
+                found.append("%s: %s.%s" % (path, node.value.id, node.attr))
+    assert found == []
+
+
+def test_no_module_utils_file_over_400_lines():
+    """Issue 27: the helpers stay split by topic."""
+    long = [(p, n) for p in python_files("plugins", "module_utils") for n in [sum(1 for _ in open(p))] if n > 400]
+    assert long == []

@@ -377,25 +377,20 @@ def _problem(failure):
     return "%s %s%s: %s" % (failure.get("type"), failure.get("name"), of_group, failure.get("message"))
 
 
-def _file_hash(path):
-    try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
-    except (IOError, OSError):
-        return None
-
-
 def _tree_files(root):
-    found = []
-    for base, dummy, files in os.walk(root or ""):
-        for name in files:
-            found.append(os.path.relpath(os.path.join(base, name), root))
-    return found
+    """Paths (relative to ``root``) of every file under ``root`` (list of str; [] when it does not exist)."""
+    return [os.path.relpath(os.path.join(base, name), root) for base, dummy, files in os.walk(root or "") for name in files]
 
 
 def _tree_hash(root):
+    """SHA-256 (hex) over the relative paths and contents of the files under ``root``; an unreadable file counts as
+    empty."""
     digest = hashlib.sha256()
     for rel in sorted(_tree_files(root)):
         digest.update(rel.encode())
-        digest.update((_file_hash(os.path.join(root, rel)) or "").encode())
+        try:
+            with open(os.path.join(root, rel), "rb") as handle:
+                digest.update(hashlib.sha256(handle.read()).hexdigest().encode())
+        except (IOError, OSError):
+            pass
     return digest.hexdigest()

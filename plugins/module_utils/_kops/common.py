@@ -8,9 +8,10 @@ import contextlib
 import os
 import re
 
-from ansible.module_utils import basic
 from ansible.module_utils.basic import missing_required_lib
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.module_utils.common.validation import check_type_dict
+from ansible.module_utils.errors import UnsupportedError
 
 try:
     from botocore.exceptions import BotoCoreError, ClientError
@@ -41,21 +42,46 @@ class KopsModule(AnsibleAWSModule):
 
     def __init__(self, *args, **kwargs):
         spec = kwargs.get("argument_spec") or {}
-        if any(option.get("options") for option in spec.values()):
-            # ansible-core validates suboptions even when the value failed its type check (a list given for a dict
-            # option crashes it with a TypeError): such an option is checked by type alone, which fails cleanly
-            kwargs["argument_spec"] = spec_for_shapes(spec, given_params())
+        nested = dict((name, option) for name, option in spec.items() if option.get("options"))
+        if nested:
+            # ansible-core checks an option with suboptions by its type alone here (a dict, or a list of dicts: a wrong
+            # shape fails cleanly); its suboptions are checked after, against the value as given (check_suboptions)
+            kwargs["argument_spec"] = dict(spec, **dict((name, type_only(option)) for name, option in nested.items()))
         super(KopsModule, self).__init__(*args, **kwargs)
         token = security_token_fallback(self.params)
         if token:
             self.params["session_token"] = token
             self._module.no_log_values.add(token)
-        if any(option.get("options") for option in spec.values()):
-            drop_unset_suboptions(self.params, given_params(), spec)
         self.written = []
         self.runner = None
         self._cleanups = []
         self.succeeded = False
+        for name, option in nested.items():
+            self.check_suboptions(name, option)
+
+    def check_suboptions(self, name, option):
+        """Check the value given for option ``name`` against its suboptions (``option['options']``, nested ones
+        included) with ansible-core's own validator, the way AnsibleModule would have, and replace it by the checked
+        value without the ``None`` the validator adds for each suboption not given: a dict option is a patch, where a
+        key given as ``null`` removes that key from the stored value and a key not given keeps it
+        (spec.desired_object). A refused value fails the module with ansible-core's message (``... found in 'name'``;
+        ``Unsupported parameters for (module) module: name.key. Supported parameters include: ...``)."""
+        given = self.params.get(name)
+        if given is None:
+            return
+        result = ArgumentSpecValidator({name: option}).validate({name: given})
+        if result.error_messages:
+            msg = result.errors.msg
+            if isinstance(result.errors[0], UnsupportedError):
+                msg = "Unsupported parameters for (%s) module: %s" % (self._name, msg)
+            self.fail_json(msg=msg)
+        checked = result.validated_parameters[name]
+        if isinstance(checked, dict):
+            _drop_unset(checked, given, option["options"])
+        else:
+            for item, raw_item in zip(checked, given):
+                _drop_unset(item, raw_item, option["options"])
+        self.params[name] = checked
 
     def on_exit(self, cleanup):
         """Run ``cleanup()`` before the result is printed (exit_json and fail_json alike), last registered first.
@@ -117,75 +143,35 @@ class KopsModule(AnsibleAWSModule):
             self.fail_json_aws(exc, msg=doing)
 
 
-def given_params():
-    """The module's parameters as the task gave them (dict; module_defaults included), before the argument spec
-    added a ``None`` for every suboption not given. ansible-core's ``basic._load_params`` re-reads them; it is the
-    documented way for a module to see its raw input."""
-    return basic._load_params()
-
-
-def _as_dict(value):
-    """``value`` as the dict ansible-core makes of it for a dict option (a dict, or a ``k=v`` / JSON str), or None."""
-    if isinstance(value, dict):
-        return value
-    if isinstance(value, str):
-        try:
-            return check_type_dict(value)
-        except TypeError:
-            return None
-    return None
-
-
-def spec_for_shapes(spec, given):
-    """A copy of ``spec`` without the suboptions of each option whose given value cannot become what it holds (a dict,
-    or a list of dicts), so that ansible-core reports the wrong type instead of crashing on it. ``given``: the raw
-    parameters (:func:`given_params`)."""
-    result = {}
-    for name, option in spec.items():
-        sub, value = option.get("options"), given.get(name) if isinstance(given, dict) else None
-        if sub and value is not None:
-            if option.get("type") == "list":
-                items = value if isinstance(value, list) else None
-                if items is None or any(_as_dict(item) is None for item in items):
-                    option = dict((k, v) for k, v in option.items() if k not in ("options", "mutually_exclusive", "required_if"))
-                else:
-                    merged = {}
-                    for item in items:
-                        merged.update(_as_dict(item))
-                    option = dict(option, options=spec_for_shapes(sub, merged))
-            elif _as_dict(value) is None:
-                option = dict((k, v) for k, v in option.items() if k not in ("options", "mutually_exclusive", "required_if"))
-            else:
-                option = dict(option, options=spec_for_shapes(sub, _as_dict(value)))
-        result[name] = option
-    return result
-
-
-def drop_unset_suboptions(params, given, spec):
-    """Remove from ``params`` (validated, modified in place) the ``None`` that the argument spec put in for each
-    suboption the task did not give, so that a dict option stays a patch: a key given as ``null`` removes that key
-    from the stored value, a key not given keeps it (kops_spec.desired_object). Recurses into suboptions and into
-    the elements of ``type: list, elements: dict`` options (index by index, as given). ``given``: the raw parameters
-    (:func:`given_params`); ``spec``: the argument spec."""
-    for name, option in spec.items():
-        sub = option.get("options")
-        if not sub:
-            continue
-        value, raw = params.get(name), given.get(name) if isinstance(given, dict) else None
-        raw = _as_dict(raw) if isinstance(raw, str) else raw
-        if isinstance(value, dict) and isinstance(raw, dict):
-            _drop_unset(value, raw, sub)
-        elif isinstance(value, list) and isinstance(raw, list):
-            for item, raw_item in zip(value, raw):
-                if isinstance(item, dict) and isinstance(raw_item, dict):
-                    _drop_unset(item, raw_item, sub)
+def type_only(option):
+    """A copy of the argument spec entry ``option`` without its suboptions and their checks: ansible-core then checks
+    only the value's type (a dict, or a list of dicts) and leaves it as given (KopsModule.check_suboptions)."""
+    checks = ("options", "mutually_exclusive", "required_if", "required_together", "required_one_of", "required_by", "apply_defaults")
+    return dict((key, value) for key, value in option.items() if key not in checks)
 
 
 def _drop_unset(value, raw, sub):
+    """Remove from the checked dict ``value`` (in place) each key of the suboptions ``sub`` that ``raw`` (the dict as
+    given) does not hold and that the validator set to ``None``; recurses into nested suboptions and into the elements
+    of ``type: list, elements: dict`` ones (index by index, as given)."""
+    if isinstance(raw, str):  # a nested dict given as "k=v" or JSON text, as ansible-core reads it
+        try:
+            raw = check_type_dict(raw)
+        except TypeError:
+            return
+    if not isinstance(value, dict) or not isinstance(raw, dict):
+        return
     for key in list(value):
         if key not in raw and value[key] is None:
             del value[key]
-    drop_unset_suboptions(value, raw, sub)
+    for key, option in sub.items():
+        if not option.get("options") or raw.get(key) is None:
+            continue
+        if isinstance(value.get(key), dict):
+            _drop_unset(value[key], raw[key], option["options"])
+        elif isinstance(value.get(key), list) and isinstance(raw[key], list):
+            for item, raw_item in zip(value[key], raw[key]):
+                _drop_unset(item, raw_item, option["options"])
 
 
 def security_token_fallback(params, environ=None):
