@@ -276,6 +276,13 @@ def _costs(run, phases, fmt):
     return "; ".join(lines)
 
 
+def _ratio(part, fmt):
+    """``'ratio role / kops **R** (N runs each, interleaved); the role's phases (task seconds, median): ...'``."""
+    runs = "%d run%s each" % (part["runs"], "" if part["runs"] == 1 else "s")
+    phases = ", ".join("%s %s s" % (p, fmt(s)) for p, s in part["role_phases"].items())
+    return "ratio role / kops **%s** (%s, interleaved); the role's phases (task seconds, median): %s" % (fmt(part["ratio"], 2), runs, phases)
+
+
 def render_upgrade(data, fmt):
     """The section's Markdown lines (list of str) from :func:`section_upgrade`'s data."""
     multi = data.get("multi")
@@ -323,16 +330,8 @@ def render_upgrade(data, fmt):
         )
     lines += [
         "",
-        "One minor version: ratio role / kops **%s** (%d run%s each, interleaved; target 1.10). The role's phases (task "
-        "seconds, median): %s. kops ran %s s of the role's wall time; kops' own side: %s."
-        % (
-            fmt(data["ratio"], 2),
-            data["runs"],
-            "" if data["runs"] == 1 else "s",
-            ", ".join("%s %s s" % (p, fmt(s)) for p, s in data["role_phases"].items()),
-            fmt(data["role_kops_run_seconds"]),
-            ", ".join("%s %s s" % (step, fmt(s)) for step, s in data["kops_steps"].items()),
-        ),
+        "One minor version (target: 1.10 or less): %s. kops ran %s s of the role's wall time; kops' own side: %s."
+        % (_ratio(data, fmt), fmt(data["role_kops_run_seconds"]), ", ".join("%s %s s" % (step, fmt(s)) for step, s in data["kops_steps"].items())),
         "",
     ]
     if data.get("role_runs") and data["role_runs"][0].get("tasks"):
@@ -344,14 +343,8 @@ def render_upgrade(data, fmt):
         ]
     if multi:
         lines += [
-            "Three minor versions: ratio role / kops **%s** (%d run%s each): the role rolls the control plane once per "
-            "hop and the workers once; chained reconcile runs roll both every time. The role's phases: %s."
-            % (
-                fmt(multi["ratio"], 2),
-                multi["runs"],
-                "" if multi["runs"] == 1 else "s",
-                ", ".join("%s %s s" % (p, fmt(s)) for p, s in multi["role_phases"].items()),
-            ),
+            "Three minor versions: %s. The role rolls the control plane once per hop and the workers once; chained "
+            "reconcile runs roll both every time." % _ratio(multi, fmt),
             "",
         ]
     return lines
