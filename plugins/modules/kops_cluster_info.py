@@ -64,6 +64,14 @@ options:
         is true when it has no backup or its newest one is older than this. etcd-manager backs up every 15 minutes
         by default, so a healthy cluster's newest backup is younger than that.
     type: str
+  adopt:
+    description:
+      - Return RV(clusters[].adoption), the options of M(kopsible.kops.kops_cluster) and
+        M(kopsible.kops.kops_instancegroup) that describe each cluster exactly as its state store holds it (a run with
+        them changes nothing), and what no option can say. Read only; the P(kopsible.kops.adopt#role) role writes them
+        as variables and a playbook and proves the no-op.
+    type: bool
+    default: false
 extends_documentation_fragment:
   - kopsible.kops.kops_info
   - kopsible.kops.kops.read_only
@@ -109,6 +117,14 @@ EXAMPLES = r"""
 - name: Stop when an etcd cluster has no backup of the last day
   ansible.builtin.assert:
     that: backups.clusters[0].etcd_backups | selectattr('stale') | list | length == 0
+
+- name: The options that describe an existing cluster (for kops_cluster and kops_instancegroup)
+  kopsible.kops.kops_cluster_info:
+    name: mycluster01.kopsclustertest.example.org
+    state_store: s3://example-kops-state
+    cloud: false
+    adopt: true
+  register: adopted
 
 - name: Stop unless the cluster validates
   ansible.builtin.assert:
@@ -274,6 +290,31 @@ clusters:
           description: True when there is no backup or the newest is older than O(etcd_backup_max_age); null without it.
           returned: success
           type: bool
+    adoption:
+      description: With O(adopt=true), the cluster as the modules' options; null without it.
+      returned: always
+      type: dict
+      contains:
+        cluster:
+          description: Options of M(kopsible.kops.kops_cluster), C(name) and C(spec) (every spec field it takes, as stored).
+          returned: success
+          type: dict
+        instance_groups:
+          description:
+            - Options of M(kopsible.kops.kops_instancegroup) per InstanceGroup, sorted by name, C(cluster), C(name),
+              C(role), the sizes, machine type, image, subnets or zones, labels and taints as their options, and every
+              other field it takes in C(spec), as stored.
+          returned: success
+          type: list
+          elements: dict
+        not_expressed:
+          description:
+            - What no option can say, left out and named (spec fields the modules do not take, labels and annotations of
+              the objects' metadata other than kops' own); empty when the options describe the cluster fully.
+          returned: success
+          type: list
+          elements: str
+          sample: ["InstanceGroup nodes-us-east-1a.metadata.annotations.example.com/owner"]
 state_store:
   description: The state store read (O(state_store) or E(KOPS_STATE_STORE), without a trailing C(/)).
   returned: always
@@ -288,6 +329,7 @@ kops_invocations:
 
 from ansible.module_utils.basic import missing_required_lib
 
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import adopt
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import info as kops_info
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import pdb as kops_pdb
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
@@ -309,6 +351,7 @@ def argument_spec():
         allow_version_skip=dict(type="bool", default=False),
         etcd_backups=dict(type="bool", default=False),
         etcd_backup_max_age=dict(type="str"),
+        adopt=dict(type="bool", default=False),
     )
     spec.update(kops_argument_spec())
     return spec
@@ -339,6 +382,7 @@ def describe(module, record, runner, state_store, max_age, backup_clients):
     info = kops_info.cluster_info(record, cloud, nodes, validate(module, runner, state_store, record) if runner else None)
     info["upgrade_plan"] = upgrade_plan(module, info) if params["upgrade_to"] else None
     info["etcd_backups"] = etcd_backups(module, record, max_age, backup_clients) if params["etcd_backups"] or max_age is not None else None
+    info["adoption"] = adopt.adoption(record) if params["adopt"] else None
     return info
 
 
