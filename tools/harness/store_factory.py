@@ -51,6 +51,13 @@ def run_kops(emulator, store, args, timeout=300, dns=None):
     return proc
 
 
+def instance_group_manifest(cluster, name, spec, **metadata):
+    """A v1alpha2 InstanceGroup manifest (dict) of ``cluster`` for ``kops create -f``, with ``spec`` and any more
+    ``metadata`` (e.g. ``annotations``)."""
+    meta = dict({"name": name, "labels": {"kops.k8s.io/cluster": cluster}}, **metadata)
+    return {"apiVersion": "kops.k8s.io/v1alpha2", "kind": "InstanceGroup", "metadata": meta, "spec": spec}
+
+
 def _split(store):
     rest = store[len("s3://") :].strip("/")
     bucket, _, prefix = rest.partition("/")
