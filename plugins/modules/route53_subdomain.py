@@ -441,11 +441,10 @@ def verify(module, params, name_servers, parent_record):
     return result["ok"], result
 
 
-def refuse_cname_at_delegation(module, client, parent, name):
-    """Fail, naming the record, when the parent zone holds a CNAME at ``name``: DNS allows no other record
-    next to a CNAME (RFC 1034 3.6.2) and Route53 refuses the NS delegation (InvalidChangeBatch). Checked
-    before anything is created, in check mode too, so that no child zone is left behind undelegated."""
-    record = route53.get_record(client, parent["id"], name, "CNAME")
+def refuse_cname_at_delegation(module, parent, name, record):
+    """Fail, naming the record, when the parent zone holds a CNAME at ``name`` (``record``, raw, or None): DNS allows
+    no other record next to a CNAME (RFC 1034 3.6.2) and Route53 refuses the NS delegation (InvalidChangeBatch).
+    Checked before anything is created, in check mode too, so that no child zone is left behind undelegated."""
     if record is None:
         return
     cname = route53.record_summary(record)
@@ -470,8 +469,10 @@ def ensure_present(module, client, params):
         result.update(parent_zone_id=parent["id"], parent_zone=parent["name"])
     change_ids = []
     zone_before = child["id"] if child else ""
+    # the parent's records at the subdomain's name, read once: a CNAME there refuses the delegation, the NS is it
+    at_name = route53.records_at(client, parent["id"], params["name"], ("CNAME", "NS")) if parent and not params["private"] else {}
     if parent and not params["private"]:
-        refuse_cname_at_delegation(module, client, parent, params["name"])
+        refuse_cname_at_delegation(module, parent, params["name"], at_name.get("CNAME"))
 
     if child is None:
         result["changed"] = True
@@ -487,8 +488,7 @@ def ensure_present(module, client, params):
 
     before = after = {}
     if parent and not params["private"]:
-        record = route53.get_record(client, parent["id"], params["name"], "NS")
-        before = route53.delegation_state(params["name"], record)
+        before = route53.delegation_state(params["name"], at_name.get("NS"))
         wanted = name_servers or ["(assigned by Route53 when the zone is created)"]
         after = {"name": params["name"], "type": "NS", "ttl": params["ttl"], "values": sorted(wanted)}
         if not route53.delegation_matches(before, wanted, params["ttl"]):

@@ -126,3 +126,38 @@ def test_split_server(entry, expected):
 def test_split_server_rejects(entry):
     with pytest.raises(ValueError):
         split_server(entry)
+
+
+class PagedRecords:
+    """A Route53 client stand-in whose ListResourceRecordSets answers from ``pages`` in turn and records the calls."""
+
+    def __init__(self, *pages):
+        self.pages, self.calls = list(pages), []
+
+    def list_resource_record_sets(self, aws_retry=False, **kwargs):
+        self.calls.append(kwargs)
+        return self.pages.pop(0)
+
+
+def rrset(name, rtype, *values):
+    return {"Name": name, "Type": rtype, "TTL": 300, "ResourceRecords": [{"Value": v} for v in values]}
+
+
+def test_records_at_reads_a_names_records_in_one_call():
+    """route53_subdomain's no-op reads the parent's CNAME and NS at the subdomain with one request (bench no-op target:
+    3 AWS requests)."""
+    client = PagedRecords({"ResourceRecordSets": [rrset("k.example.org.", "NS", "ns1."), rrset("l.example.org.", "A", "1.2.3.4")], "IsTruncated": False})
+    found = route53.records_at(client, "Z1", "k.example.org", ("CNAME", "NS"))
+    assert sorted(found) == ["NS"] and found["NS"]["ResourceRecords"] == [{"Value": "ns1."}]
+    assert client.calls == [{"HostedZoneId": "Z1", "StartRecordName": "k.example.org", "MaxItems": "100"}]
+
+
+def test_records_at_asks_again_for_a_type_a_full_page_did_not_reach():
+    """A page filled with the name's other records (e.g. weighted A records) ends before NS: each type it did not
+    reach is read alone (CNAME: none; NS: found)."""
+    full = {"ResourceRecordSets": [rrset("k.example.org.", "A", "1.2.3.4")], "IsTruncated": True, "NextRecordName": "k.example.org.", "NextRecordType": "A"}
+    no_cname = {"ResourceRecordSets": [rrset("k.example.org.", "MX", "10 mail.")]}
+    client = PagedRecords(full, no_cname, {"ResourceRecordSets": [rrset("k.example.org.", "NS", "ns1.")]})
+    found = route53.records_at(client, "Z1", "k.example.org", ("CNAME", "NS"))
+    assert sorted(found) == ["NS"]
+    assert [c.get("StartRecordType") for c in client.calls] == [None, "CNAME", "NS"]

@@ -176,6 +176,21 @@ def get_record(client, zone_id, name, rtype):
     return None
 
 
+def records_at(client, zone_id, name, types):
+    """``{type: raw ResourceRecordSet}`` of the ``types`` (iterable of str) zone ``zone_id`` holds at ``name``: one
+    ListResourceRecordSets call from ``name`` (Route53 lists a name's records together, sorted by type), and a
+    :func:`get_record` for a type that call did not reach (a page filled with the name's other records)."""
+    page = client.list_resource_record_sets(aws_retry=True, HostedZoneId=zone_id, StartRecordName=name, MaxItems="100")
+    found = dict((r["Type"], r) for r in page.get("ResourceRecordSets", []) if normalize_value(r["Name"]) == name and r["Type"] in types)
+    if page.get("IsTruncated") and normalize_value(page.get("NextRecordName", "")) == name:
+        for rtype in types:
+            if rtype not in found and rtype >= page.get("NextRecordType", ""):
+                record = get_record(client, zone_id, name, rtype)
+                if record is not None:
+                    found[rtype] = record
+    return found
+
+
 def list_records(client, zone_id):
     """All raw ResourceRecordSets of zone ``zone_id`` (list), following pagination."""
     records = []
