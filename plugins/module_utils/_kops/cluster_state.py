@@ -22,6 +22,8 @@ from ansible_collections.kopsible.kops.plugins.module_utils._kops.create_options
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import cluster_facts, region_of_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.preview import ScratchStore
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import KopsError
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store import reader
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError
 
 
 def create(module, ops, name, params, result):
@@ -236,6 +238,17 @@ def preview_ops(ops, writer, s3, name):
         yield scratch.ops
 
 
+def stored_ssh_keys(ops, name, cluster, s3):
+    """The cluster's stored SSH public keys as ``kops get sshpublickeys -o json`` items (``{'publicKey'}``), read from
+    the state store with the S3 client ``s3`` (_state_store.reader.read_ssh_public_keys: no kops process for a
+    comparison), or from kops when there is no client, the keys are not on S3 or S3 refuses the read."""
+    try:
+        keys = reader.read_ssh_public_keys(s3, cluster) if s3 is not None else None
+    except StoreError:  # kops reads them then, and names what fails in its own words
+        keys = None
+    return ops.get_ssh_keys(name) if keys is None else [{"publicKey": key} for key in keys]
+
+
 def ensure_present(module, ops, name, params, s3=None):
     result = dict(changed=False, name=name, changes=[], state_store=ops.state_store, kops_invocations=ops.runner.calls, requested=requested_options(params))
     given = [o for o in CREATE_ONLY if params.get(o) not in (None, [], "")]
@@ -244,7 +257,7 @@ def ensure_present(module, ops, name, params, s3=None):
     else:
         current, groups = ops.get_cluster(name), {}
     if current is not None and given:
-        keys = ops.get_ssh_keys(name) if params["ssh_public_key"] else None
+        keys = stored_ssh_keys(ops, name, current, s3) if params["ssh_public_key"] else None
         result["create_only_differences"] = create_only_differences(params, stored_create_options(current, groups, keys))
     scratch = ScratchStore(ops, s3, name) if module.check_mode and current is not None else None
     try:

@@ -116,6 +116,27 @@ def _list_keys(client, store, prefix):
     return sorted(keys)
 
 
+def read_ssh_public_keys(client, cluster):
+    """The SSH public keys (list of str, stripped) stored for the Cluster object ``cluster`` (dict), as kops' ``get
+    sshpublickeys`` lists them: every object under ``<keypairs store>/ssh/public/admin/``, where the keypairs store is
+    ``spec.configStore.keypairs`` or ``<configBase>/pki`` (pkg/client/simple/vfsclientset/clientset.go ``pkiPath``,
+    upup/pkg/fi/vfs_castore.go ``FindSSHPublicKeys``). One listing and one read per key with ``client`` (boto3 S3);
+    None when that store is not on S3 (the caller asks kops). :raises StoreError: the store could not be read."""
+    spec = cluster.get("spec") or {}
+    base = (spec.get("configStore") or {}).get("keypairs") or ((spec.get("configBase") or "").rstrip("/") + "/pki")
+    if not base.startswith("s3://"):
+        return None
+    bucket, prefix = parse_store_url(base)
+    folder = prefix + "ssh/public/admin/"
+    keys = []
+    for key in _list_keys(client, base, folder):
+        try:
+            keys.append(client.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8", "replace").strip())
+        except (BotoCoreError, ClientError) as exc:
+            raise _s3_error(base, exc, "reading %s" % key) from exc
+    return keys
+
+
 def read_cluster(client, store, name):
     """One cluster read sequentially: ``{'store', 'name', 'cluster', 'instance_groups'}`` or None.
 
