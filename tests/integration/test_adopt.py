@@ -13,11 +13,10 @@ from harness import store_factory
 from harness.kops_env import UBUNTU_AMI
 from harness.playbook import run_playbook
 
-SPOT = {
-    "apiVersion": "kops.k8s.io/v1alpha2",
-    "kind": "InstanceGroup",
-    "metadata": {"name": "spot", "labels": {"kops.k8s.io/cluster": CLUSTER}},
-    "spec": {
+SPOT = store_factory.instance_group_manifest(
+    CLUSTER,
+    "spot",
+    {
         "role": "Node",
         "machineType": "m5.large",
         "minSize": 0,
@@ -35,12 +34,11 @@ SPOT = {
         "cloudLabels": {"team": "data"},
         "rollingUpdate": {"maxSurge": 1},
     },
-}
-WARM = {
-    "apiVersion": "kops.k8s.io/v1alpha2",
-    "kind": "InstanceGroup",
-    "metadata": {"name": "warm", "labels": {"kops.k8s.io/cluster": CLUSTER}, "annotations": {"example.com/owner": "team-a"}},
-    "spec": {
+)
+WARM = store_factory.instance_group_manifest(
+    CLUSTER,
+    "warm",
+    {
         "role": "Node",
         "machineType": "t3.medium",
         "minSize": 1,
@@ -50,7 +48,8 @@ WARM = {
         "warmPool": {"minSize": 1, "maxSize": 2},
         "rootVolumeSize": 40,
     },
-}
+    annotations={"example.com/owner": "team-a"},
+)
 
 
 def by_hand(world, tmp_path):
