@@ -319,9 +319,10 @@ extends_documentation_fragment:
   - amazon.aws.boto3
 notes:
   - Supports check mode and diff mode. A second identical run reports C(changed=false); a no-op
-    run with O(apply=true) calls kops twice (C(get cluster), C(update cluster) dry run), or three times when
-    O(ssh_public_key) is given (C(get sshpublickeys) to compare it); with create-only options the first call is
-    C(get all --name), which reads the instance groups too.
+    run with O(apply=true) calls kops twice (C(get cluster), C(update cluster) dry run); with create-only options the
+    first call is C(get all --name), which reads the instance groups too, and a given O(ssh_public_key) is compared
+    with the key kops stored, read from the state store (C(pki/ssh/public/admin/); C(kops get sshpublickeys) when
+    that store is not on S3).
   - Part of the C(kopsible.kops.kops) action group.
 """
 
