@@ -10,7 +10,7 @@ export ANSIBLE_COLLECTIONS_PATH := $(CURDIR)/.cache/collections
 export ANSIBLE_CONFIG := $(CURDIR)/ansible.cfg
 export PATH := $(CURDIR)/$(VENV)/bin:$(CURDIR)/.cache/bin:$(PATH)
 
-.PHONY: all setup venv collection kops kube sysdeps demo sandbox sandbox-stop test check test-unit test-integration molecule bench lint format clean
+.PHONY: all setup venv collection kops kube sysdeps demo sandbox sandbox-stop rehearse test check test-unit test-integration molecule bench lint format clean
 
 all: test
 
@@ -58,6 +58,18 @@ sandbox: setup
 
 sandbox-stop:
 	$(PY) scripts/sandbox.py stop
+
+# A change rehearsed on a cluster's twin in the running sandbox (docs/rehearsal.md): reads the source only.
+CLUSTER ?=
+SOURCE_STORE ?=
+PLAYBOOK ?=
+SOURCE_PROFILE ?=
+KUBECONFIG_LIVE ?=
+REHEARSE_ARGS ?=
+
+rehearse: setup
+	$(PY) scripts/rehearse.py --cluster "$(CLUSTER)" --source-store "$(SOURCE_STORE)" --playbook "$(PLAYBOOK)" \
+	  $(if $(SOURCE_PROFILE),--source-profile "$(SOURCE_PROFILE)") $(if $(KUBECONFIG_LIVE),--kubeconfig "$(KUBECONFIG_LIVE)") $(REHEARSE_ARGS)
 
 # Tests run on TEST_WORKERS pytest-xdist workers, a test file per worker at a time (each worker has its
 # own emulator and its own DNS address on port 53: tests/conftest.py).
