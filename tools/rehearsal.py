@@ -323,7 +323,8 @@ def report(results, record, sizes, nodes_mapping, writes, mapped):
     :param nodes_mapping: ``{source node: twin node}``; the report names the source's nodes.
     :returns: ``{'cloud_plan': [str], 'roll_order': [{'name', 'role', 'nodes'}], 'blocking': [{'budget', 'pods'}],
         'rolled': [{'name', 'nodes', 'seconds', 'seconds_per_node'}], 'expected_roll_seconds': {group: seconds},
-        'expected_roll_total_seconds', 'writes', 'mapped', 'failed': None or {'task', 'msg'}}``. The expected time
+        'expected_roll_total_seconds', 'writes', 'mapped', 'failed': None or {'task', 'msg'}}``; ``cloud_plan`` is the
+        ``plan_summary`` of every kops_cluster and kops_instancegroup task. The expected time
         of a group is its live node count times the twin's measured seconds per node when the twin rolled it, else
         kops' default interval and post-drain delay per node (:data:`KOPS_INTERVALS`), a lower bound.
     """
@@ -334,7 +335,7 @@ def report(results, record, sizes, nodes_mapping, writes, mapped):
     measured = {}
     for entry in results:
         action, result = entry.get("action") or "", entry.get("result") or {}
-        if action.endswith("kops_cluster"):
+        if action.endswith(("kops_cluster", "kops_instancegroup")):
             for line in result.get("plan_summary") or []:
                 if line not in out["cloud_plan"]:
                     out["cloud_plan"].append(line)

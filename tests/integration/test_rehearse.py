@@ -223,6 +223,39 @@ def test_an_upgrade_rehearsed_on_the_twin_names_the_blocking_budget_and_leaves_p
     assert prod.iam_refusals() == []
 
 
+SCALE_UP = [
+    {
+        "hosts": "localhost",
+        "gather_facts": False,
+        "module_defaults": {"group/kopsible.kops.kops": "{{ kopsible_defaults }}"},
+        "tasks": [
+            {
+                "name": "Scale nodes-us-east-1a up",
+                "kopsible.kops.kops_instancegroup": {"cluster": "{{ cluster_name }}", "name": "nodes-us-east-1a", "min_size": 2, "max_size": 3, "apply": True},
+            }
+        ],
+    }
+]
+
+
+def test_a_scale_up_rehearsed_says_what_it_would_write_and_plan(production, emulator, kops_dns, kube_world, tmp_path):
+    prod = production["emulator"]
+    before = prod.snapshot()
+    emulator.warm()
+    vars_file = twin_vars(emulator, kops_dns, str(tmp_path / "twin-vars.yml"))
+    proc, report = rehearse(production, tmp_path, vars_file, PROD, playbook=SCALE_UP)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert report["failed"] is None
+    assert report["writes"] == [
+        {"object": "InstanceGroup nodes-us-east-1a", "path": "spec.maxSize", "before": 1, "after": 3},
+        {"object": "InstanceGroup nodes-us-east-1a", "path": "spec.minSize", "before": 1, "after": 2},
+    ]
+    assert any("AutoscalingGroup/nodes-us-east-1a.%s" % PROD in line and "MaxSize" in line for line in report["cloud_plan"]), report["cloud_plan"]
+    group = emulator.client("autoscaling").describe_auto_scaling_groups(AutoScalingGroupNames=["nodes-us-east-1a." + PROD])["AutoScalingGroups"][0]
+    assert (group["MinSize"], group["MaxSize"]) == (2, 3)  # applied in the twin
+    assert prod.snapshot() == before, prod.snapshot_diff(before, prod.snapshot())
+
+
 def test_a_spec_the_local_world_cannot_host_is_named_and_nothing_is_written(production, emulator, kops_dns, tmp_path):
     before = emulator.snapshot()
     vars_file = twin_vars(emulator, kops_dns, str(tmp_path / "twin-vars.yml"))
