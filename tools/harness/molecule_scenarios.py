@@ -21,8 +21,8 @@ MOLECULE_DIR = os.path.join(ROOT, "extensions", "molecule")
 TEST_FILES = {
     # AWS APIs only (and no AWS at all for kops_binary): the emulator, no kops
     "test_molecule.py": ("state_store", "subdomain_delegation", "kops_iam", "kops_binary"),
-    # the real kops on the emulator: the smallest gossip cluster made, then converged or deleted
-    "test_molecule_cluster.py": ("cluster", "teardown"),
+    # the real kops on the emulator: the smallest gossip cluster made, then converged, deleted or adopted
+    "test_molecule_cluster.py": ("cluster", "teardown", "adopt"),
     "test_molecule_day2.py": ("instancegroups", "upgrade"),
 }
 
