@@ -1,0 +1,123 @@
+"""A fleet update run's rules (_fleet/record.py): the plan, the maintenance window, the holder's lease and whether a
+cluster may start (issue 31)."""
+
+import datetime
+
+import pytest
+
+from ansible_collections.kopsible.kops.plugins.module_utils._fleet import record as runs
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
+
+UTC = datetime.timezone.utc
+NOW = datetime.datetime(2026, 12, 7, 12, 0, tzinfo=UTC)  # a Monday
+PLAN = {
+    "stages": [
+        {"name": "canary", "clusters": ["c0", "c1"], "soak": "10m"},
+        {"name": "wave1", "clusters": ["c2", "c3"], "approval": True},
+        {"name": "wave2", "clusters": ["c4", "c5"]},
+    ],
+    "max_failures": 0,
+}
+
+
+def fresh(plan=PLAN):
+    return runs.new_record("r1", runs.check_plan(plan), NOW)
+
+
+def test_the_plan_is_stored_with_its_defaults():
+    plan = runs.check_plan(PLAN)
+    assert [(s["name"], s["soak_seconds"], s["approval"]) for s in plan["stages"]] == [("canary", 600, False), ("wave1", 0, True), ("wave2", 0, False)]
+    assert plan["max_failures"] == 0 and plan["window"] is None
+
+
+@pytest.mark.parametrize(
+    "plan, message",
+    [
+        ({}, "plan.stages: at least one stage"),
+        ({"stages": [{"clusters": ["c0"]}]}, "plan.stages[0].name"),
+        ({"stages": [{"name": "a", "clusters": []}]}, "plan.stages[0].clusters"),
+        ({"stages": [{"name": "a", "clusters": ["c0"]}, {"name": "a", "clusters": ["c1"]}]}, "plan.stages[1].name: stage a is named twice"),
+        ({"stages": [{"name": "a", "clusters": ["c0"]}, {"name": "b", "clusters": ["c0"]}]}, "c0 is already in stage a"),
+        ({"stages": [{"name": "a", "clusters": ["c0"], "soak": "ten minutes"}]}, "plan.stages[0].soak"),  # a Go duration
+        ({"stages": [{"name": "a", "clusters": ["c0"]}], "max_failures": -1}, "plan.max_failures"),
+        ({"stages": [{"name": "a", "clusters": ["c0"]}], "window": {"start": "25:00", "end": "04:00"}}, "plan.window.start"),
+        ({"stages": [{"name": "a", "clusters": ["c0"]}], "window": {"start": "22:00", "end": "04:00", "days": ["funday"]}}, "plan.window.days"),
+        ({"stages": [{"name": "a", "clusters": ["c0"]}], "window": {"start": "22:00", "end": "04:00", "timezone": "Mars/Olympus"}}, "plan.window.timezone"),
+    ],
+)
+def test_a_broken_plan_is_named(plan, message):
+    with pytest.raises(RuleError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        runs.check_plan(plan)
+
+
+def test_a_window_across_midnight_in_its_own_time_zone():
+    window = runs.check_window({"days": ["mon"], "start": "22:00", "end": "04:00", "timezone": "Europe/Berlin"})
+    # Monday 21:30 UTC is 22:30 in Berlin: open; Tuesday 02:59 UTC (03:59 Berlin) still Monday's window
+    assert runs.window_open(window, datetime.datetime(2026, 12, 7, 21, 30, tzinfo=UTC)) == (True, None)
+    assert runs.window_open(window, datetime.datetime(2026, 12, 8, 2, 59, tzinfo=UTC))[0] is True
+    # Tuesday 03:00 UTC (04:00 Berlin): closed, opens next Monday 22:00 Berlin = 21:00 UTC
+    closed, next_open = runs.window_open(window, datetime.datetime(2026, 12, 8, 3, 0, tzinfo=UTC))
+    assert closed is False and next_open == datetime.datetime(2026, 12, 14, 21, 0, tzinfo=UTC)
+    assert runs.window_open(None, NOW) == (True, None)
+
+
+def test_stages_run_in_order_with_soak_and_approval():
+    record = fresh()
+    assert runs.decide(record, "c0", NOW)["proceed"] is True
+    runs.start(record, "c0", NOW, "h1")
+    waiting = runs.decide(record, "c2", NOW)
+    assert waiting["proceed"] is False and waiting["why"] == "waiting for stage canary: c0 (running), c1 (pending)"
+    runs.finish(record, "c0", "done", None, NOW)
+    runs.start(record, "c1", NOW, "h1")
+    runs.finish(record, "c1", "done", None, NOW + datetime.timedelta(minutes=2))
+    soaking = runs.decide(record, "c2", NOW + datetime.timedelta(minutes=5))
+    assert soaking["proceed"] is False and soaking["wait_seconds"] == 7 * 60 and "soaking after stage canary" in soaking["why"]
+    later = NOW + datetime.timedelta(minutes=13)
+    assert "waits for approval" in runs.decide(record, "c2", later)["why"]
+    assert runs.approve(record, "wave1", later) is True and runs.approve(record, "wave1", later) is False
+    assert runs.decide(record, "c2", later) == {"proceed": True, "why": "started", "wait_seconds": None, "resumed": False}
+    done = runs.decide(record, "c0", later)
+    assert done["proceed"] is False and done["why"].startswith("done at ")  # never twice
+
+
+def test_a_failure_beyond_the_budget_halts_the_run_and_a_rerun_retries_the_failed_cluster():
+    record = fresh()
+    runs.start(record, "c0", NOW, "h1")
+    runs.finish(record, "c0", "failed", "node c0-a NotReady", NOW)
+    halted = runs.decide(record, "c1", NOW)
+    assert halted["proceed"] is False and halted["why"] == "the run halted: 1 cluster(s) failed (c0), more than max_failures 0"
+    retry = runs.decide(record, "c0", NOW)  # its own failure does not count against it: the re-run after the fix
+    assert retry["proceed"] is True
+    runs.start(record, "c0", NOW, "h2")
+    assert record["clusters"]["c0"]["attempts"] == 2
+    assert runs.summary(record)[:2] == ["canary c0: running (attempt 2)", "canary c1: pending"]
+
+
+def test_a_cluster_left_running_by_a_stopped_controller_is_resumed_not_counted_twice():
+    record = fresh()
+    runs.start(record, "c0", NOW, "h1")
+    resumed = runs.decide(record, "c0", NOW)
+    assert resumed["proceed"] is True and resumed["resumed"] is True
+    runs.start(record, "c0", NOW, "h2")
+    assert record["clusters"]["c0"]["attempts"] == 1
+
+
+def test_the_lease_refuses_another_holder_until_it_runs_out_or_is_taken_over():
+    record = fresh()
+    assert runs.take(record, "h1", NOW, 60) is True
+    assert runs.take(record, "h1", NOW, 60) is False  # renewed
+    with pytest.raises(runs.Refused, match="run r1 is held by h1") as refused:
+        runs.take(record, "h2", NOW + datetime.timedelta(seconds=30), 60)
+    assert refused.value.holder["id"] == "h1"
+    assert runs.take(record, "h2", NOW + datetime.timedelta(seconds=30), 60, takeover=True) is True
+    assert record["events"][-1]["event"] == "takeover" and record["events"][-1]["previous"] == "h1"
+    assert runs.take(record, "h3", NOW + datetime.timedelta(seconds=200), 60) is True  # h2's lease ran out
+
+
+def test_a_closed_window_keeps_clusters_pending():
+    plan = dict(PLAN, window={"days": ["sat", "sun"], "start": "01:00", "end": "05:00"})
+    record = fresh(plan)
+    waiting = runs.decide(record, "c0", NOW)
+    assert waiting["proceed"] is False and waiting["why"] == "waiting for the maintenance window (opens 2026-12-12T01:00:00Z)"
+    with pytest.raises(runs.Refused, match="cluster c9 is not in run r1"):
+        runs.decide(record, "c9", NOW)
