@@ -43,9 +43,11 @@ options:
         RV(wait_seconds)).
       - C(finished) records O(cluster)'s O(outcome).
       - C(approved) records the approval of O(stage).
+      - C(released) gives the run up at the end of a controller's work (the next one needs no O(takeover)); nothing
+        happens when O(holder) does not hold it.
       - C(query) only reads the record.
     type: str
-    choices: [present, claimed, finished, approved, query]
+    choices: [present, claimed, finished, approved, released, query]
     default: present
   plan:
     description: The run's plan, for O(state=present).
@@ -235,6 +237,7 @@ NEEDS = {
     "claimed": ("cluster", "holder"),
     "finished": ("cluster", "outcome", "holder"),
     "approved": ("stage", "holder"),
+    "released": ("holder",),
     "query": (),
 }
 
@@ -313,6 +316,9 @@ def change_for(params, plan, now, result):
             )
         if state == "query":
             return None, None
+        if state == "released":
+            runs.release(record, holder, now)
+            return record, None
         runs.take(record, holder, now, params["lease_seconds"], params["takeover"])
         if state == "claimed":
             decision = runs.decide(record, params["cluster"], now)

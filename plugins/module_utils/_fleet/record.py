@@ -176,6 +176,16 @@ def take(record, holder, now, lease_seconds, takeover=False):
     return True
 
 
+def release(record, holder, now):
+    """``holder`` gives the run up (its controller is done with it): the next controller needs no takeover. Returns
+    True when it was the holder."""
+    if (record.get("holder") or {}).get("id") != holder:
+        return False
+    record["holder"] = None
+    _event(record, now, "released", holder=holder)
+    return True
+
+
 def failures(record):
     """The clusters whose last attempt failed (sorted list of str)."""
     return sorted(c for c, e in record["clusters"].items() if e["state"] == "failed")

@@ -1,0 +1,148 @@
+"""playbooks/fleet_update_run.yml over the kopsible.kops.kops inventory (issue 31): four gossip clusters made with the
+real kops in one state store, a run of three stages (canary c0; wave1 c1 and c2 after a 2 s soak; wave2 c3), the
+upgrade role per cluster (cloud-only: these clusters have no control plane), the record in S3.
+
+The canary fails (its version is newer than the target: a downgrade, refused before anything is written) and the run
+halts before any wave starts, naming why for each cluster. After the fix (the canary's version set back, as a person
+would with kops), the same run resumes: the canary is tried again, then the waves; every cluster ends at the target,
+read back from the state store. A third run changes nothing: every cluster is done, none is upgraded twice."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from harness.kops_env import UBUNTU_AMI, artifact_mirror, kops_binary
+from harness.playbook import PlaybookRun, ansible_env, run_playbook
+from harness.store_factory import run_kops
+
+pytestmark = pytest.mark.kops
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUCKET = "fleet-run-state"
+CLUSTERS = {"c0.k8s.local": "1.36.0", "c1.k8s.local": "1.34.1", "c2.k8s.local": "1.34.1", "c3.k8s.local": "1.34.1"}
+PLAN = {
+    "change": {"kubernetes_version": "1.35.0"},
+    "stages": [
+        {"name": "canary", "clusters": ["c0.k8s.local"], "soak": "2s"},
+        {"name": "wave1", "clusters": ["c1.k8s.local", "c2.k8s.local"]},
+        {"name": "wave2", "clusters": ["c3.k8s.local"]},
+    ],
+}
+
+
+def kops_settings():
+    return {
+        "kops_binary": kops_binary(),
+        "kops_env": {"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"},
+        "state_store": "s3://" + BUCKET,
+    }
+
+
+def stored_version(emulator, cluster):
+    body = emulator.client("s3").get_object(Bucket=BUCKET, Key=cluster + "/config")["Body"].read()
+    return yaml.safe_load(body)["spec"]["kubernetesVersion"]
+
+
+def record(emulator):
+    return json.loads(emulator.client("s3").get_object(Bucket=BUCKET, Key="kopsible-fleet-runs/upgrade-1.35.json")["Body"].read())
+
+
+def run_fleet(emulator, tmp_path, holder):
+    inventory = tmp_path / "fleet.kops.yml"
+    inventory.write_text(
+        yaml.safe_dump({"plugin": "kopsible.kops.kops", "state_stores": ["s3://" + BUCKET], "endpoint_url": emulator.url, "region": "us-east-1"})
+    )
+    extra = dict(
+        kops_settings(),
+        fleet_run_name="upgrade-1.35",
+        fleet_run_bucket=BUCKET,
+        fleet_run_plan=PLAN,
+        fleet_run_holder=holder,
+        aws_endpoint_url=emulator.url,
+        aws_region="us-east-1",
+        upgrade_cloudonly=True,
+        upgrade_validate=False,
+        upgrade_etcd_backup_max_age="",  # no control plane runs for these clusters, so no etcd-manager backs them up
+        upgrade_control_plane_interval="1s",
+        upgrade_node_interval="1s",
+        upgrade_bastion_interval="1s",
+    )
+    extra_file = tmp_path / "extra.yml"
+    extra_file.write_text(yaml.safe_dump(extra))
+    env = ansible_env(emulator, {"ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json"})
+    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory), "-e", "@" + str(extra_file)]
+    proc = subprocess.run(argv + [os.path.join(ROOT, "playbooks", "fleet_update_run.yml")], capture_output=True, text=True, env=env, cwd=ROOT, timeout=1500)
+    return PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
+
+
+def test_a_failed_canary_halts_the_run_and_the_rerun_after_the_fix_resumes_it(emulator, ssh_public_key, tmp_path):
+    emulator.warm()
+    s3 = emulator.client("s3")
+    s3.create_bucket(Bucket=BUCKET)
+    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    create = [
+        {
+            "name": name,
+            "kopsible.kops.kops_cluster": {
+                "name": name,
+                "zones": ["us-east-1a"],
+                "node_count": 1,
+                "node_size": "t3.medium",
+                "control_plane_size": "t3.medium",
+                "kubernetes_version": version,
+                "channel": "none",
+                "image": UBUNTU_AMI,
+                "ssh_public_key": ssh_public_key,
+            },
+        }
+        for name, version in sorted(CLUSTERS.items())
+    ]
+    made = run_playbook(create, emulator=emulator, kops=kops_settings())
+    assert made.rc == 0, made.stdout[-3000:]
+
+    first = run_fleet(emulator, tmp_path, "job-1")
+    assert first.rc != 0, first.stdout[-3000:]
+    state = record(emulator)
+    assert state["clusters"]["c0.k8s.local"]["state"] == "failed"
+    assert "downgrades are refused" in state["clusters"]["c0.k8s.local"]["reason"], state["clusters"]["c0.k8s.local"]
+    assert {c: state["clusters"][c]["state"] for c in ("c1.k8s.local", "c2.k8s.local", "c3.k8s.local")} == dict.fromkeys(
+        ("c1.k8s.local", "c2.k8s.local", "c3.k8s.local"), "pending"
+    )
+    where = first.result("Fleet update run - where each cluster stands")["msg"]
+    assert "c1.k8s.local: not started: the run halted: 1 cluster(s) failed (c0.k8s.local), more than max_failures 0" in where, where
+    assert "the run has failed clusters: c0.k8s.local" in first.result("Fleet update run - no cluster failed")["msg"]
+    assert state["holder"] is None  # given up at the end: the next run needs no takeover
+    assert [stored_version(emulator, c) for c in sorted(CLUSTERS)] == ["1.36.0", "1.34.1", "1.34.1", "1.34.1"]
+
+    # the fix, as a person makes it with kops: the canary's version set back
+    config = yaml.safe_load(s3.get_object(Bucket=BUCKET, Key="c0.k8s.local/config")["Body"].read())
+    config["spec"]["kubernetesVersion"] = "1.34.1"
+    manifest = tmp_path / "c0.yaml"
+    manifest.write_text(yaml.safe_dump(config))
+    run_kops(emulator, "s3://" + BUCKET, ["replace", "-f", str(manifest)])
+
+    second = run_fleet(emulator, tmp_path, "job-2")
+    assert second.rc == 0, second.stdout[-3000:]
+    state = record(emulator)
+    assert {c: (e["state"], e["attempts"]) for c, e in state["clusters"].items()} == {
+        "c0.k8s.local": ("done", 2),
+        "c1.k8s.local": ("done", 1),
+        "c2.k8s.local": ("done", 1),
+        "c3.k8s.local": ("done", 1),
+    }
+    starts = [e["cluster"] for e in state["events"] if e["event"] == "start"]
+    assert starts[0] == "c0.k8s.local" and starts[1] == "c0.k8s.local" and starts[-1] == "c3.k8s.local", starts  # stage order
+    canary_done = next(e["at"] for e in state["events"] if e["event"] == "done" and e["cluster"] == "c0.k8s.local")
+    first_wave = next(e["at"] for e in state["events"] if e["event"] == "start" and e["cluster"] in ("c1.k8s.local", "c2.k8s.local"))
+    assert first_wave > canary_done  # the soak after the canary (ISO times in UTC compare as text)
+    assert [stored_version(emulator, c) for c in sorted(CLUSTERS)] == ["1.35.0"] * 4
+
+    third = run_fleet(emulator, tmp_path, "job-3")
+    assert third.rc == 0, third.stdout[-3000:]
+    claims = [r for n, r in third.results if n == "Fleet update run - may this cluster start now?"]
+    assert len(claims) == 4 and all(not c["proceed"] and c["why"].startswith("done at ") for c in claims), claims
+    assert not [n for n, r in third.results if "upgrade this cluster" in n and not r.get("skipped")]  # nothing rolled twice
+    assert record(emulator)["clusters"] == state["clusters"]
