@@ -292,7 +292,12 @@ def read_source(args):
         ssh_keys = reader.read_ssh_public_keys(source, record["cluster"]) or []
     except reader.StoreError as exc:
         raise rehearsal.RehearsalError("source: %s; nothing was written" % exc) from exc
-    live = dict(zip(("nodes", "pods", "pdbs"), read_cluster_objects(args.kubeconfig, args.context) if args.kubeconfig else ([], [], [])))
+    try:
+        live = dict(zip(("nodes", "pods", "pdbs"), read_cluster_objects(args.kubeconfig, args.context) if args.kubeconfig else ([], [], [])))
+    except Exception as exc:  # noqa: BLE001 - kubernetes' config and API errors alike: said, not a traceback
+        raise rehearsal.RehearsalError(
+            "source: the live cluster could not be read with --kubeconfig %s: %s; nothing was written" % (args.kubeconfig, exc)
+        ) from exc
     print("rehearse: read %s from %s: %d InstanceGroup(s)%s" % (args.cluster, args.source_store, len(record["instance_groups"]),
           ", %d node(s), %d budget(s) live" % (len(live["nodes"]), len(live["pdbs"])) if args.kubeconfig else ""), flush=True)  # fmt: skip
     return {"record": record, "ssh_keys": ssh_keys, "live": live}
@@ -374,6 +379,12 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse(argv)
     started = time.monotonic()
+    if not os.path.isfile(args.twin_vars):
+        print(
+            "rehearse: the local world's settings %s are missing: start the local world with `make sandbox` (or give --twin-vars)" % args.twin_vars,
+            file=sys.stderr,
+        )
+        return 2
     try:
         if args.source_bundle:
             with open(args.source_bundle) as handle:

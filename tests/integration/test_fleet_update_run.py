@@ -15,8 +15,8 @@ import sys
 import pytest
 import yaml
 
-from harness.kops_env import UBUNTU_AMI, artifact_mirror, kops_binary
-from harness.playbook import PlaybookRun, ansible_env, run_playbook
+from harness import fleet
+from harness.playbook import PlaybookRun, ansible_env
 from harness.store_factory import run_kops
 
 pytestmark = pytest.mark.kops
@@ -33,17 +33,8 @@ PLAN = {
 }
 
 
-def kops_settings():
-    return {
-        "kops_binary": kops_binary(),
-        "kops_env": {"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"},
-        "state_store": "s3://" + BUCKET,
-    }
-
-
 def stored_version(emulator, cluster):
-    body = emulator.client("s3").get_object(Bucket=BUCKET, Key=cluster + "/config")["Body"].read()
-    return yaml.safe_load(body)["spec"]["kubernetesVersion"]
+    return fleet.stored_version(emulator, BUCKET, cluster)
 
 
 def record(emulator):
@@ -51,24 +42,16 @@ def record(emulator):
 
 
 def run_fleet(emulator, tmp_path, holder):
-    inventory = tmp_path / "fleet.kops.yml"
-    inventory.write_text(
-        yaml.safe_dump({"plugin": "kopsible.kops.kops", "state_stores": ["s3://" + BUCKET], "endpoint_url": emulator.url, "region": "us-east-1"})
-    )
+    inventory = fleet.inventory_file(tmp_path / "fleet.kops.yml", emulator, BUCKET)
     extra = dict(
-        kops_settings(),
+        fleet.kops_settings(BUCKET),
         fleet_run_name="upgrade-1.35",
         fleet_run_bucket=BUCKET,
         fleet_run_plan=PLAN,
         fleet_run_holder=holder,
         aws_endpoint_url=emulator.url,
         aws_region="us-east-1",
-        upgrade_cloudonly=True,
-        upgrade_validate=False,
-        upgrade_etcd_backup_max_age="",  # no control plane runs for these clusters, so no etcd-manager backs them up
-        upgrade_control_plane_interval="1s",
-        upgrade_node_interval="1s",
-        upgrade_bastion_interval="1s",
+        **fleet.CLOUD_ONLY_UPGRADE,
     )
     extra_file = tmp_path / "extra.yml"
     extra_file.write_text(yaml.safe_dump(extra))
@@ -79,29 +62,8 @@ def run_fleet(emulator, tmp_path, holder):
 
 
 def test_a_failed_canary_halts_the_run_and_the_rerun_after_the_fix_resumes_it(emulator, ssh_public_key, tmp_path):
-    emulator.warm()
+    fleet.make_fleet(emulator, BUCKET, {name: (version, None) for name, version in CLUSTERS.items()}, ssh_public_key)
     s3 = emulator.client("s3")
-    s3.create_bucket(Bucket=BUCKET)
-    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
-    create = [
-        {
-            "name": name,
-            "kopsible.kops.kops_cluster": {
-                "name": name,
-                "zones": ["us-east-1a"],
-                "node_count": 1,
-                "node_size": "t3.medium",
-                "control_plane_size": "t3.medium",
-                "kubernetes_version": version,
-                "channel": "none",
-                "image": UBUNTU_AMI,
-                "ssh_public_key": ssh_public_key,
-            },
-        }
-        for name, version in sorted(CLUSTERS.items())
-    ]
-    made = run_playbook(create, emulator=emulator, kops=kops_settings())
-    assert made.rc == 0, made.stdout[-3000:]
 
     first = run_fleet(emulator, tmp_path, "job-1")
     assert first.rc != 0, first.stdout[-3000:]

@@ -10,69 +10,27 @@ import sys
 import pytest
 import yaml
 
-from harness.kops_env import UBUNTU_AMI, artifact_mirror, kops_binary
-from harness.playbook import PlaybookRun, ansible_env, run_playbook
+from harness import fleet
+from harness.playbook import PlaybookRun, ansible_env
 
 pytestmark = pytest.mark.kops
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUCKET = "fleet-state"
-
-
-def kops_settings():
-    """The kops options of this file's plays (the binary found when a test runs, so collecting needs no kops)."""
-    return {
-        "kops_binary": kops_binary(),
-        "kops_env": {"KOPS_BASE_URL": artifact_mirror(), "KOPS_FEATURE_FLAGS": "-ImageDigest"},
-        "state_store": "s3://" + BUCKET,
-    }
-
-
 CLUSTERS = {"c0.k8s.local": ("1.34.1", "canary"), "c1.k8s.local": ("1.36.0", "wave1"), "c2.k8s.local": ("1.34.1", "wave1")}
 
 
+def kops_settings():
+    return fleet.kops_settings(BUCKET)
+
+
 def stored_version(emulator, cluster):
-    body = emulator.client("s3").get_object(Bucket=BUCKET, Key=cluster + "/config")["Body"].read()
-    return yaml.safe_load(body)["spec"]["kubernetesVersion"]
+    return fleet.stored_version(emulator, BUCKET, cluster)
 
 
 def test_fleet_rollout_stops_at_the_failing_cluster(emulator, ssh_public_key, tmp_path):
-    emulator.warm()
-    s3 = emulator.client("s3")
-    s3.create_bucket(Bucket=BUCKET)
-    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
-    create = [
-        {
-            "name": name,
-            "kopsible.kops.kops_cluster": {
-                "name": name,
-                "zones": ["us-east-1a"],
-                "node_count": 1,
-                "node_size": "t3.medium",
-                "control_plane_size": "t3.medium",
-                "kubernetes_version": version,
-                "channel": "none",
-                "image": UBUNTU_AMI,
-                "ssh_public_key": ssh_public_key,
-                "cloud_labels": {"rollout": wave},
-            },
-        }
-        for name, (version, wave) in sorted(CLUSTERS.items())
-    ]
-    made = run_playbook(create, emulator=emulator, kops=kops_settings())
-    assert made.rc == 0, made.stdout[-3000:]
+    fleet.make_fleet(emulator, BUCKET, {name: (version, {"rollout": wave}) for name, (version, wave) in CLUSTERS.items()}, ssh_public_key)
 
-    inventory = tmp_path / "fleet.kops.yml"
-    inventory.write_text(
-        yaml.safe_dump(
-            {
-                "plugin": "kopsible.kops.kops",
-                "state_stores": ["s3://" + BUCKET],
-                "endpoint_url": emulator.url,
-                "region": "us-east-1",
-                "keyed_groups": [{"key": "cloud_labels.rollout", "prefix": "rollout"}],
-            }
-        )
-    )
+    inventory = fleet.inventory_file(tmp_path / "fleet.kops.yml", emulator, BUCKET, keyed_groups=[{"key": "cloud_labels.rollout", "prefix": "rollout"}])
     extra = dict(
         kops_settings(),
         fleet_kubernetes_version="1.35.0",
@@ -80,12 +38,7 @@ def test_fleet_rollout_stops_at_the_failing_cluster(emulator, ssh_public_key, tm
         fleet_batch_size=1,
         aws_endpoint_url=emulator.url,
         aws_region="us-east-1",
-        upgrade_cloudonly=True,
-        upgrade_validate=False,
-        upgrade_etcd_backup_max_age="",  # no control plane runs for these clusters, so no etcd-manager backs them up
-        upgrade_control_plane_interval="1s",
-        upgrade_node_interval="1s",
-        upgrade_bastion_interval="1s",
+        **fleet.CLOUD_ONLY_UPGRADE,
     )
     extra_file = tmp_path / "extra.yml"
     extra_file.write_text(yaml.safe_dump(extra))

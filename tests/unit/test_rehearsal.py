@@ -194,3 +194,14 @@ def test_the_report_reads_the_plan_the_order_the_budgets_and_the_roll_times():
     assert out["expected_roll_seconds"] == {"control-plane-us-east-1a": 42.0, "nodes-a": 40, "nodes-b": 20}
     assert out["expected_roll_total_seconds"] == 102.0
     assert out["rolled"] == [{"name": "control-plane-us-east-1a", "nodes": 1, "seconds": 42.0, "seconds_per_node": 42.0}]
+
+
+def test_the_command_without_a_local_world_says_how_to_start_one(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    argv = [sys.executable, os.path.join(root, "scripts", "rehearse.py"), "--cluster", CLUSTER, "--source-store", STORE, "--playbook", "change.yml"]
+    proc = subprocess.run(argv + ["--twin-vars", str(tmp_path / "sandbox-vars.yml")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "start the local world with `make sandbox`" in proc.stderr, proc.stderr
