@@ -18,7 +18,7 @@ import copy
 import re
 
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.pdb import selector_matches
-from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import diff_paths
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import diff_paths, get_path
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import parse_store_url
 
 INSTANCE_GROUP_LABEL = "kops.k8s.io/instancegroup"
@@ -91,14 +91,6 @@ GROUP_UNHOSTABLE = (
 )
 
 
-def _get(obj, path):
-    for key in path:
-        if not isinstance(obj, dict) or key not in obj:
-            return None
-        obj = obj[key]
-    return obj
-
-
 def unhostable(record):
     """What of the source's objects the local world cannot host (list of ``(field, why)``, empty when it can), for
     ``record`` ``{'cluster': Cluster object, 'instance_groups': [InstanceGroup objects]}`` as the state store holds
@@ -114,7 +106,7 @@ def unhostable(record):
     if cloud and cloud != "aws":
         found.append(("Cluster.spec.cloudProvider", "%s: the local world is AWS only" % cloud))
     for path, why in CLUSTER_UNHOSTABLE:
-        if _get(spec, path):
+        if get_path(spec, path):
             found.append(("Cluster.spec." + ".".join(path), why))
     for index, subnet in enumerate(spec.get("subnets") or []):
         for key in ("id", "egress"):
@@ -126,7 +118,7 @@ def unhostable(record):
     for group in record.get("instance_groups") or []:
         name = (group.get("metadata") or {}).get("name")
         for path, why in GROUP_UNHOSTABLE:
-            if _get(group.get("spec") or {}, path):
+            if get_path(group.get("spec") or {}, path):
                 found.append(("InstanceGroup %s.spec.%s" % (name, ".".join(path)), why))
     return found
 

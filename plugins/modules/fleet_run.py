@@ -356,8 +356,7 @@ def main():
     now = datetime.datetime.now(datetime.timezone.utc)
     before = None
     try:
-        before = store.read(s3, params["bucket"], key)[0]
-        record, dummy, written = store.update(s3, params["bucket"], key, change_for(params, plan, now, result), check_mode=module.check_mode)
+        before, record, dummy, written = store.update(s3, params["bucket"], key, change_for(params, plan, now, result), check_mode=module.check_mode)
     except runs.Refused as exc:
         module.fail_json(msg=exc.message, holder=exc.holder, record_url=result["record_url"])
     except store.Conflict as exc:

@@ -58,13 +58,14 @@ def update(s3, bucket, key, change, check_mode=False):
     """Read the record, apply ``change(record or None)`` and write it back conditionally; again on a refused condition.
 
     ``change`` returns ``(record to write or None for no write, value)``; it may raise (nothing is written). Returns
-    ``(record, value, written)``: the record as stored (or as it would be, in check mode), the change's value, and
-    whether a PUT happened. Raises Conflict after :data:`ATTEMPTS` refusals, ClientError, ValueError."""
+    ``(before, record, value, written)``: the record as read before the change (None when there was none), the record
+    as stored (or as it would be, in check mode), the change's value, and whether a PUT happened. Raises Conflict after
+    :data:`ATTEMPTS` refusals, ClientError, ValueError."""
     for dummy in range(ATTEMPTS):
         current, etag = read(s3, bucket, key)
         new, value = change(json.loads(json.dumps(current)) if current is not None else None)
         if new is None or new == current or check_mode:
-            return (new if new is not None else current), value, False
+            return current, (new if new is not None else current), value, False
         if write(s3, bucket, key, new, etag) is not None:
-            return new, value, True
+            return current, new, value, True
     raise Conflict("s3://%s/%s changed under this run %d times in a row; nothing more was written" % (bucket, key, ATTEMPTS))
