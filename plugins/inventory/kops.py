@@ -14,13 +14,15 @@ description:
     its InstanceGroups are the objects under C(instancegroup/). This is kops' own layout
     (k8s.io/kops C(pkg/client/simple/vfsclientset)); YAML is parsed with PyYAML.
   - All S3 reads run concurrently on a pool of O(max_workers) threads, one ListObjectsV2 per store
-    (per 1000 clusters), and per cluster one GetObject of C(config), one ListObjectsV2 of
+    (per 1000 clusters), and per cluster one GetObject of C(config), one of C(kops-version.txt), one ListObjectsV2 of
     C(instancegroup/) and one GetObject per InstanceGroup.
   - Host variables are C(cluster_name), C(state_store), C(config_base), C(cloud_provider),
     C(kubernetes_version), C(kubernetes_minor), C(region), C(zones) (the subnets' zones),
     C(control_plane_zones), C(subnets), C(topology) (C(public) or C(private)), C(dns_type), C(dns_zone),
     C(cloud_labels), C(networking), C(instance_groups) (each with C(name), C(role), C(min_size),
-    C(max_size), C(machine_type), C(zones), C(subnets), C(image)), C(node_count_min), C(node_count_max);
+    C(max_size), C(machine_type), C(zones), C(subnets), C(image)), C(node_count_min), C(node_count_max),
+    C(kops_version_applied) (the kops version that last applied the cluster, from its C(kops-version.txt); null when
+    it was never applied);
     plus C(ansible_connection=local) and C(ansible_python_interpreter) set to C({{ ansible_playbook_python }}).
   - Groups made by the plugin itself are C(region_<region>) (e.g. C(region_us_east_1)) and
     C(k8s_<major>_<minor>) (e.g. C(k8s_1_34)). O(keyed_groups), O(groups) and O(compose) add more,

@@ -253,6 +253,15 @@ options:
       - Not with O(target=terraform) (kops refuses it) or O(instance_group_roles).
     type: bool
     default: false
+  allow_kops_downgrade:
+    description:
+      - Apply the cluster although a newer kops applied it last (C(kops update cluster --allow-kops-downgrade)).
+      - kops writes its version to C(kops-version.txt) in the cluster's folder of the state store when it applies, and
+        refuses to apply with an older kops (upup/pkg/fi/cloudup/apply_cluster.go). kops checks that only at apply; with
+        V(false) this module checks it before its first write, so an older binary writes nothing, not even the spec.
+        The inventory plugin's C(kops_version_applied) shows each cluster's version.
+    type: bool
+    default: false
   prune:
     description:
       - With O(apply=true), also delete the old revisions of cloud resources that kops kept while instances still used
@@ -621,6 +630,7 @@ def argument_spec():
         apply=dict(type="bool", default=False),
         instance_group_roles=dict(type="list", elements="str"),
         prune=dict(type="bool", default=False),
+        allow_kops_downgrade=dict(type="bool", default=False),
         reconcile=dict(type="bool", default=False),
         plan_before_apply=dict(type="bool", default=True),
         target=dict(type="str", default="direct", choices=["direct", "terraform"]),
@@ -690,7 +700,7 @@ def check_params(params, region):
 def update_options(params):
     """The options of every ``kops update cluster`` of the run (ClusterOps.update_options): ``instance_group_roles`` in
     kops' names (kops_rolling.rolling_role, the parse kops' update and rolling update share), ``prune`` and
-    ``reconcile`` (apply with ``kops reconcile cluster --yes``; not with terraform or roles). Raises
+    ``reconcile`` (apply with ``kops reconcile cluster --yes``; not with terraform or roles) and ``allow_kops_downgrade``. Raises
     kops_rules.RuleError for an unknown role, or for roles with ``target: terraform`` (kops would leave the other
     groups out of the files; docs/tutorial/upgrading-kubernetes.md gives Terraform a targeted apply)."""
     roles = [kops_rolling.rolling_role(role) for role in params["instance_group_roles"] or []]
@@ -706,7 +716,7 @@ def update_options(params):
             "reconcile: not with %s (kops reconcile cluster updates and rolls every group itself, and refuses terraform)"
             % ("target: terraform" if params["target"] == "terraform" else "instance_group_roles")
         )
-    return {"instance_group_roles": roles, "prune": params["prune"], "reconcile": params["reconcile"]}
+    return {"instance_group_roles": roles, "prune": params["prune"], "reconcile": params["reconcile"], "allow_kops_downgrade": params["allow_kops_downgrade"]}
 
 
 def check_creation_options(params):

@@ -155,6 +155,12 @@ clusters:
     networking: {description: "The CNI, e.g. C(cilium).", returned: always, type: str}
     node_count_min: {description: Sum of the Node groups' C(minSize)., returned: always, type: int}
     node_count_max: {description: Sum of the Node groups' C(maxSize)., returned: always, type: int}
+    kops_version_applied:
+      description:
+        - The kops version that last applied the cluster (C(kops-version.txt) in its folder of the store, which kops
+          writes at apply); null when the cluster was never applied. kops refuses to apply it with an older version.
+      returned: always
+      type: str
     spec: {description: The stored cluster spec (kOps API field names)., returned: always, type: dict}
     needs_update:
       description: Names of the InstanceGroups with an instance that needs an update (empty with O(cloud=false)).

@@ -45,6 +45,14 @@ options:
     description: Apply the cluster's plan (C(kops update cluster --yes)) when it is not empty.
     type: bool
     default: false
+  allow_kops_downgrade:
+    description:
+      - Apply although a newer kops applied the cluster last (C(kops update cluster --allow-kops-downgrade)). With
+        V(false) the module refuses, before its first write, to change a cluster whose C(kops-version.txt) names a
+        newer kops than O(kops_binary) (kops' own rule, upup/pkg/fi/cloudup/apply_cluster.go, which kops checks only at
+        apply).
+    type: bool
+    default: false
   min_size: {description: Minimum size of the Auto Scaling group., type: int}
   max_size: {description: Maximum size (at least O(min_size))., type: int}
   machine_type: {description: "Instance type, e.g. C(t3.medium).", type: str}
@@ -402,6 +410,7 @@ def argument_spec():
         role=dict(type="str"),
         state=dict(type="str", default="present", choices=["present", "absent"]),
         apply=dict(type="bool", default=False),
+        allow_kops_downgrade=dict(type="bool", default=False),
         plan_before_apply=dict(type="bool", default=True),
         min_size=dict(type="int"),
         max_size=dict(type="int"),
@@ -506,7 +515,13 @@ def main():
     params = dict(module.params)
     checked(module, check_names, params)
     group = "InstanceGroup %s" % params["name"]
-    run = KopsRun(module, params["cluster"], "%s of %s" % (group, params["cluster"]), "kops failed for %s" % group)
+    run = KopsRun(
+        module,
+        params["cluster"],
+        "%s of %s" % (group, params["cluster"]),
+        "kops failed for %s" % group,
+        update_options={"allow_kops_downgrade": params["allow_kops_downgrade"]},
+    )
     run.exit(run(lambda: ensure_and_apply(module, run.ops, params, run.guard)))
 
 

@@ -165,7 +165,8 @@ def test_check_mode_reports_what_kops_stored_in_a_scratch_copy(applied_cluster, 
     scratch = [c["argv"][1:3] for c in preview["kops_invocations"] if c.get("store") == "scratch"]
     # the fragment stored and read back (which fields kops keeps), then the spec without the dropped one, planned, read
     assert scratch == [["replace", "-f"], ["get", "cluster"], ["replace", "-f"], ["update", "cluster"], ["get", "cluster"]], preview["kops_invocations"]
-    assert [c["argv"][1:3] for c in preview["kops_invocations"] if c.get("store") != "scratch"] == [["get", "cluster"]]
+    # the cluster read, and the kops version check before the scratch copy's first write (kops-version.txt is 1.36.2)
+    assert [c["argv"][1:3] for c in preview["kops_invocations"] if c.get("store") != "scratch"] == [["get", "cluster"], ["version", "--short"]]
 
     applied = cluster_play([cluster_task(name=CLUSTER, spec=spec)]).result("cluster")
     assert not applied.get("failed"), applied.get("msg")
@@ -174,6 +175,45 @@ def test_check_mode_reports_what_kops_stored_in_a_scratch_copy(applied_cluster, 
     stored = stored_cluster(kops_world)["spec"]["kubeAPIServer"]
     assert stored["auditLogMaxAge"] == 7 and "auditLogMaxAges" not in stored
     assert applied["spec"]["kubeAPIServer"] == stored
+
+
+def test_an_older_kops_than_the_last_apply_is_refused_before_any_write(applied_cluster, cluster_play):
+    """kops writes its version to ``kops-version.txt`` at apply and refuses to apply with an older binary
+    (upup/pkg/fi/cloudup/apply_cluster.go), but only at apply, after a module may have stored the spec. Here a newer
+    kops (1.37.0) applied the cluster last: kops_cluster and kops_instancegroup, in check mode and for real, refuse
+    before their first write, naming both versions; the emulator is unchanged. ``allow_kops_downgrade: true`` applies
+    with kops' ``--allow-kops-downgrade``, and kops writes its own version back."""
+    kops_world = applied_cluster
+    s3 = kops_world.emulator.client("s3")
+    key = CLUSTER + "/kops-version.txt"
+    info = cluster_play([{"name": "info", "kopsible.kops.kops_cluster_info": {"name": CLUSTER}}]).result("info")
+    assert info["clusters"][0]["kops_version_applied"] == s3.get_object(Bucket=BUCKET, Key=key)["Body"].read().decode().strip() == "1.36.2"
+
+    s3.put_object(Bucket=BUCKET, Key=key, Body=b"1.37.0")
+    before = kops_world.emulator.snapshot()
+    ig = {"cluster": CLUSTER, "name": "nodes-us-east-1a", "max_size": 3, "apply": True}
+    labels = {"name": CLUSTER, "cloud_labels": {"team": "b"}, "apply": True}
+    tasks = [
+        {"name": "ig", "kopsible.kops.kops_instancegroup": ig, "ignore_errors": True},
+        cluster_task(**labels),
+    ]
+    preview, refused = cluster_play(tasks, check=True), cluster_play(tasks)
+    after = kops_world.emulator.snapshot()
+    assert after == before, kops_world.emulator.snapshot_diff(before, after)
+    for run in (preview, refused):
+        for name in ("ig", "cluster"):
+            result = run.result(name)
+            assert result.get("failed") and "kops 1.36.2 is older than kops 1.37.0, which last applied cluster %s" % CLUSTER in result["msg"], result
+            assert "nothing was written" in result["msg"] and result["written"] == [], result["msg"]
+            assert (result["kops_version"], result["kops_version_applied"]) == ("1.36.2", "1.37.0")
+
+    allowed = cluster_play([cluster_task(allow_kops_downgrade=True, **labels)]).result("cluster")
+    assert not allowed.get("failed") and allowed["changed"] is True, allowed.get("msg")
+    updates = [c["argv"] for c in allowed["kops_invocations"] if c["argv"][1:3] == ["update", "cluster"]]
+    assert any("--yes" in argv for argv in updates) and all("--allow-kops-downgrade" in argv for argv in updates), updates
+    assert s3.get_object(Bucket=BUCKET, Key=key)["Body"].read().decode().strip() == "1.36.2"
+    asg = kops_world.emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"][0]
+    assert {"Key": "team", "Value": "b"} in [{"Key": t["Key"], "Value": t["Value"]} for t in asg["Tags"]]
 
 
 def test_a_spec_fragment_kops_drops_whole_is_refused_and_an_empty_parent_never_written(applied_cluster, cluster_play):

@@ -179,6 +179,9 @@ def test_read_file_store(tmp_path):
     assert [(r["name"], r["cluster"]["spec"]["kubernetesVersion"], [g["metadata"]["name"] for g in r["instance_groups"]]) for r in records] == [
         ("c1", "1.34.1", ["nodes"])
     ]
+    assert records[0]["kops_version"] is None  # never applied: kops writes kops-version.txt at apply
+    (tmp_path / "c1" / "kops-version.txt").write_text("1.36.2\n")
+    assert reader.read_file_store("file://%s" % tmp_path)[0]["kops_version"] == "1.36.2"
     assert reader.read_file_store("file://%s" % tmp_path, names=["absent"]) == []
     (tmp_path / "c1" / "config").write_text("- a list\n")
     with pytest.raises(ValueError, match="not a kops object"):

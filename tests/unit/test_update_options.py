@@ -10,12 +10,12 @@ from ansible_collections.kopsible.kops.plugins.modules import kops_cluster
 
 
 def params(**given):
-    return dict({"instance_group_roles": None, "prune": False, "reconcile": False, "target": "direct"}, **given)
+    return dict({"instance_group_roles": None, "prune": False, "reconcile": False, "target": "direct", "allow_kops_downgrade": False}, **given)
 
 
 def test_roles_in_kops_names_and_prune():
     options = kops_cluster.update_options(params(instance_group_roles=["Master", "APIServer"], prune=True))
-    assert options == {"instance_group_roles": ["control-plane", "apiserver"], "prune": True, "reconcile": False}
+    assert options == {"instance_group_roles": ["control-plane", "apiserver"], "prune": True, "reconcile": False, "allow_kops_downgrade": False}
 
 
 @pytest.mark.parametrize(

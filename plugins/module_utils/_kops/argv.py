@@ -72,6 +72,7 @@ FLAGS = {
     "out": ("--out", VALUE),
     "create_kube_config": ("--create-kube-config", BOOL),
     "prune": ("--prune", SWITCH),  # delete old revisions kept during an upgrade (update_cluster.go:193)
+    "allow_kops_downgrade": ("--allow-kops-downgrade", SWITCH),  # apply although a newer kops applied last (update_cluster.go:177)
     # kops rolling-update cluster (cmd/kops/rolling-update_cluster.go)
     "instance_groups": ("--instance-group", JOINED),
     "instance_group_roles": ("--instance-group-roles", JOINED),

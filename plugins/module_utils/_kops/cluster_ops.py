@@ -29,7 +29,7 @@ from ansible_collections.kopsible.kops.plugins.module_utils._route53.dns_names i
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import manifest_key
 
 
-def update_cluster_args(name, yes=False, target=None, out=None, instance_group_roles=None, prune=False):
+def update_cluster_args(name, yes=False, target=None, out=None, instance_group_roles=None, prune=False, allow_kops_downgrade=False):
     """argv of ``kops update cluster --name NAME``: a dry run, or with ``yes`` the apply, which never touches the
     kubeconfig (``--create-kube-config=false``; export is separate); ``target``/``out`` for ``--target terraform``.
 
@@ -38,6 +38,8 @@ def update_cluster_args(name, yes=False, target=None, out=None, instance_group_r
         1.31+ upgrade order updates ``control-plane,apiserver`` alone (cmd/kops/reconcile_cluster.go).
     :param prune: ``--prune``: also delete the old revisions kops kept during an upgrade (DeletionProcessingMode
         DeleteIncludingDeferred, update_cluster.go:323), the last step of that order.
+    :param allow_kops_downgrade: ``--allow-kops-downgrade`` (update_cluster.go:177): apply although the cluster was last
+        applied by a newer kops (_kops.binary_version).
     """
     return kops_argv.command(
         ["update", "cluster"],
@@ -46,15 +48,17 @@ def update_cluster_args(name, yes=False, target=None, out=None, instance_group_r
         out=out,
         instance_group_roles=list(instance_group_roles or []),
         prune=prune,
+        allow_kops_downgrade=allow_kops_downgrade,
         yes=yes,
         create_kube_config=False if yes else None,
     )
 
 
-def reconcile_cluster_args(name):
+def reconcile_cluster_args(name, allow_kops_downgrade=False):
     """argv of ``kops reconcile cluster --name NAME --yes`` (cmd/kops/reconcile_cluster.go, kops >= 1.31): the control
-    plane updated, validated and rolled, then every group updated and rolled, then pruned, in one kops call."""
-    return kops_argv.command(["reconcile", "cluster"], name=name, yes=True)
+    plane updated, validated and rolled, then every group updated and rolled, then pruned, in one kops call; with
+    ``allow_kops_downgrade`` its ``--allow-kops-downgrade`` (reconcile_cluster.go:93)."""
+    return kops_argv.command(["reconcile", "cluster"], name=name, allow_kops_downgrade=allow_kops_downgrade, yes=True)
 
 
 class ClusterOps(object):
@@ -250,14 +254,17 @@ class ClusterOps(object):
         ``kops reconcile cluster NAME --yes`` (which rolls too, and reads the kubeconfig kops is given)."""
         self._writing()
         if self.reconcile:
-            return self.runner.run(reconcile_cluster_args(name), merged=True).stdout
+            downgrade = self.update_options.get("allow_kops_downgrade", False)
+            return self.runner.run(reconcile_cluster_args(name, allow_kops_downgrade=downgrade), merged=True).stdout
         return self.runner.run(update_cluster_args(name, yes=True, **self.update_options)).stdout
 
     def write_terraform(self, name, out):
         """``kops update cluster --target terraform --out DIR --yes``; ``changed`` compares the files' hashes."""
         before = _tree_hash(out)
         self._writing()
-        self.runner.run(update_cluster_args(name, yes=True, target="terraform", out=out))
+        self.runner.run(
+            update_cluster_args(name, yes=True, target="terraform", out=out, allow_kops_downgrade=self.update_options.get("allow_kops_downgrade", False))
+        )
         after = _tree_hash(out)
         return {"out": out, "changed": before != after, "files": sorted(_tree_files(out))}
 

@@ -34,7 +34,8 @@ class ScratchStore(object):
 
     ``ops`` is a :class:`ClusterOps` on the scratch store: the same methods as the real one (``replace``,
     ``create_manifest``, ``upgrade``, ``get_cluster``, ``get_all``, ``plan``), without the state-store lock and
-    version records (nothing real is written). Its kops calls are recorded in the module's ``kops_invocations`` with
+    version records (nothing real is written); its writes pass the module's ``before_write`` all the same, which in
+    check mode is the kops version check alone. Its kops calls are recorded in the module's ``kops_invocations`` with
     ``"store": "scratch"`` (KopsRunner.derived), so that they never count as writes (KopsRunner.writes).
     :raises OSError, botocore errors: the copy failed (the module reports them as AWS failures).
     """
@@ -48,7 +49,15 @@ class ScratchStore(object):
             shutil.rmtree(self.workdir, ignore_errors=True)
             raise
         url = "file://" + self.workdir
-        self.ops = ClusterOps(ops.runner.derived(scratch=True, KOPS_STATE_STORE=url), url, autoscaling=ops._autoscaling, update_options=ops.update_options)
+        # ops' before_write: in check mode (the only mode with a scratch store) the lock is never taken, so a write
+        # here runs only the kops version check (_kops.run.KopsRun): kops-version.txt is not in the copy
+        self.ops = ClusterOps(
+            ops.runner.derived(scratch=True, KOPS_STATE_STORE=url),
+            url,
+            autoscaling=ops._autoscaling,
+            update_options=ops.update_options,
+            before_write=ops._before_write,
+        )
 
     def remove_instance_group(self, name):
         """Leave the InstanceGroup ``name`` out of the scratch store (a deletion being previewed)."""

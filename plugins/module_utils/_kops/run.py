@@ -7,6 +7,7 @@ failure shape of the kops modules (``msg``, ``written``, ``kops_invocations``, `
 ``state_store_safety``). The modules' ``main()`` is then: module, run, step, exit (as kubernetes.core's
 ``k8s/runner.py`` ``run_module`` and amazon.aws' ``AnsibleAWSModule`` own theirs)."""
 
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import binary_version
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import rules as kops_rules
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import spec as kops_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.cluster_ops import ClusterOps
@@ -14,6 +15,8 @@ from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import 
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import KopsError, KopsInterrupted, runner_from_module
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store import lock as store_lock
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.guard import StoreGuard
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.reader import read_text
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError, parse_store_url
 
 
 class PlanConflict(Exception):
@@ -47,6 +50,9 @@ class KopsRun(object):
     :param kubeconfig: the kubeconfig path kops gets as KUBECONFIG (validation, rolling updates), or None.
     :param ops_options: more keyword arguments of :class:`ClusterOps` (``route53``, ``update_options``).
 
+    A module with the option ``allow_kops_downgrade`` (one that applies the cluster) is refused before its first
+    write when its kops binary is older than the one that last applied the cluster (:meth:`_check_kops_version`).
+
     ``result`` is the dict a step may fill as it goes; a failure of the step reports what it holds (a roll stopped
     part-way says what it replaced). Attributes ``state_store``, ``runner``, ``guard`` and ``ops`` are the run's parts.
     """
@@ -59,10 +65,38 @@ class KopsRun(object):
         self.guard = StoreGuard(module, self.state_store, cluster)
         ops_options.setdefault("autoscaling", lambda: module.client("autoscaling"))
         self.ops = ClusterOps(
-            self.runner, self.state_store, versions=self.guard.versions_reader(), before_write=self.guard.take_lock, on_intend=self._intend, **ops_options
+            self.runner, self.state_store, versions=self.guard.versions_reader(), before_write=self._before_write, on_intend=self._intend, **ops_options
         )
         self.result = {}
         self._first_plan = None  # the spec changes of the first attempt, once another run made this one plan again
+        self._kops_version_checked = False
+
+    def _before_write(self):
+        """ClusterOps' ``before_write``: the kops version check (once), then the cluster's lock (StoreGuard.take_lock)."""
+        self._check_kops_version()
+        self.guard.take_lock()
+
+    def _check_kops_version(self):
+        """Fail the module, before its first write, when ``allow_kops_downgrade`` is false and the cluster's
+        ``kops-version.txt`` names a newer kops than this run's binary (_kops.binary_version, kops' own rule in
+        upup/pkg/fi/cloudup/apply_cluster.go, which kops checks only at apply, after a spec write). One S3 GetObject,
+        and ``kops version --short`` only when the file exists; nothing for a module without the option, with it
+        true, or for a store that is not on S3."""
+        if self._kops_version_checked or self.module.params.get("allow_kops_downgrade", True) or self.guard.s3 is None:
+            return
+        self._kops_version_checked = True
+        bucket_prefix = parse_store_url(self.state_store)[1]
+        key = "%s%s/%s" % (bucket_prefix, self.cluster, binary_version.VERSION_FILE)
+        try:
+            applied = read_text(self.guard.s3, self.state_store, key)
+        except StoreError as exc:
+            self.fail("cannot read the kops version that last applied cluster %s: %s" % (self.cluster, exc))
+        if applied is None:
+            return
+        mine = self.runner.version()
+        problem = binary_version.downgrade_problem(mine, applied, self.cluster, "%s/%s/%s" % (self.state_store, self.cluster, binary_version.VERSION_FILE))
+        if problem:
+            self.fail(problem, kops_version=mine, kops_version_applied=applied)
 
     def facts(self):
         """The fields every kops module's result and failure carries: ``kops_invocations``, ``previous_versions``

@@ -239,6 +239,7 @@ class KopsRunner(object):
         self.calls = []
         self.warnings = []
         self._warned = set()
+        self._version = None
 
     def _route_warnings(self, argv, stdout, stderr, merged, rc=None):
         """Record kops' warnings of one run and hand each new one to ``on_warning`` (the one place every module's
@@ -303,6 +304,13 @@ class KopsRunner(object):
             message = error_message(stderr) or "kops exited with %d" % proc.returncode
             raise KopsError(message, shown, proc.returncode, stderr, stdout)
         return KopsResult(shown, proc.returncode, stdout, stderr, seconds)
+
+    def version(self):
+        """The kops binary's version (str, e.g. ``'1.36.2'``, without a leading ``v``), from ``kops version --short``
+        (one kops call, made once per runner). :raises KopsError: kops failed."""
+        if self._version is None:
+            self._version = self.run(["version", "--short"]).stdout.strip().splitlines()[-1].strip().lstrip("v")
+        return self._version
 
     def _stop(self, proc, comm, shown, start, merged, interrupted):
         """Stop kops after the module got a stop signal: SIGTERM to kops' session (it runs in its own, so Ctrl-C does not

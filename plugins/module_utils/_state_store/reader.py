@@ -38,6 +38,7 @@ except ImportError:  # reported by the caller (amazon.aws' SDK check)
         """Stand-in while botocore is missing."""
 
 
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.binary_version import VERSION_FILE
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import CLUSTER_CONFIG, INSTANCE_GROUP_DIR, is_spec_object
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import is_missing_key
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError, normalize_store_url, parse_store_url, split_store
@@ -116,6 +117,20 @@ def _list_keys(client, store, prefix):
     return sorted(keys)
 
 
+def read_text(client, store, key):
+    """The text (str, stripped) of the object ``key`` of ``store``'s bucket, or None when it does not exist, e.g. a
+    cluster's ``kops-version.txt`` (_kops.binary_version). :raises StoreError: it could not be read."""
+    bucket = parse_store_url(store)[0]
+    try:
+        return client.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8", "replace").strip()
+    except ClientError as exc:
+        if is_missing_key(exc):
+            return None
+        raise _s3_error(store, exc, "reading %s" % key) from exc
+    except BotoCoreError as exc:
+        raise _s3_error(store, exc, "reading %s" % key) from exc
+
+
 def read_ssh_public_keys(client, cluster):
     """The SSH public keys (list of str, stripped) stored for the Cluster object ``cluster`` (dict), as kops' ``get
     sshpublickeys`` lists them: every object under ``<keypairs store>/ssh/public/admin/``, where the keypairs store is
@@ -138,7 +153,7 @@ def read_ssh_public_keys(client, cluster):
 
 
 def read_cluster(client, store, name):
-    """One cluster read sequentially: ``{'store', 'name', 'cluster', 'instance_groups'}`` or None.
+    """One cluster read sequentially: ``{'store', 'name', 'cluster', 'instance_groups', 'kops_version'}`` or None.
 
     ``cluster`` is the Cluster object (dict); ``instance_groups`` the InstanceGroup objects (list of
     dict, sorted by name). None when ``NAME/config`` does not exist. For many clusters use
@@ -152,10 +167,12 @@ def read_cluster(client, store, name):
 
 def read_stores(client, stores, max_workers=DEFAULT_WORKERS, names=None):
     """Every cluster of every store, read concurrently. Returns a list of dicts sorted by (store, name):
-    ``{'store': normalized URL, 'name': str, 'cluster': dict, 'instance_groups': [dict, ...]}``.
+    ``{'store': normalized URL, 'name': str, 'cluster': dict, 'instance_groups': [dict, ...], 'kops_version': str or
+    None}`` (``kops_version``: the text of ``NAME/kops-version.txt``, the kops version that last applied the cluster,
+    None when it was never applied; _kops.binary_version).
 
     Requests per store: one ListObjectsV2 page per 1000 clusters; per cluster one GetObject of
-    ``config``, one ListObjectsV2 of ``instancegroup/`` (in parallel with the config read) and one
+    ``config``, one of ``kops-version.txt`` and one ListObjectsV2 of ``instancegroup/`` (in parallel) and one
     GetObject per InstanceGroup. All run on a pool of ``max_workers`` threads.
 
     :param client: a boto3 S3 client shared by the workers.
@@ -176,8 +193,9 @@ def read_stores(client, stores, max_workers=DEFAULT_WORKERS, names=None):
 
         def start_cluster(store, name):
             prefix = parse_store_url(store)[1] + name + "/"
-            found[(store, name)] = {"store": store, "name": name, "cluster": None, "instance_groups": []}
+            found[(store, name)] = {"store": store, "name": name, "cluster": None, "instance_groups": [], "kops_version": None}
             submit("config", store, name, _get_yaml, client, store, prefix + CLUSTER_CONFIG)
+            submit("version", store, name, read_text, client, store, prefix + VERSION_FILE)
             submit("igs", store, name, _list_keys, client, store, prefix + INSTANCE_GROUP_DIR)
 
         for store in stores:
@@ -195,6 +213,8 @@ def read_stores(client, stores, max_workers=DEFAULT_WORKERS, names=None):
                     start_cluster(store, cluster_name)
             elif kind == "config":
                 found[(store, name)]["cluster"] = value
+            elif kind == "version":
+                found[(store, name)]["kops_version"] = value
             elif kind == "igs":
                 for key in value:
                     submit("ig", store, name, _get_yaml, client, store, key)
@@ -230,7 +250,14 @@ def read_file_store(store, names=None):
             continue
         folder = os.path.join(root, name, INSTANCE_GROUP_DIR)
         groups = [_read_yaml_file(os.path.join(folder, f)) for f in sorted(os.listdir(folder))] if os.path.isdir(folder) else []
-        records.append({"store": store.rstrip("/"), "name": name, "cluster": cluster, "instance_groups": [g for g in groups if g is not None]})
+        version_path = os.path.join(root, name, VERSION_FILE)
+        version = None
+        if os.path.isfile(version_path):
+            with open(version_path, encoding="utf-8", errors="replace") as handle:
+                version = handle.read().strip()
+        records.append(
+            {"store": store.rstrip("/"), "name": name, "cluster": cluster, "instance_groups": [g for g in groups if g is not None], "kops_version": version}
+        )
     return records
 
 

@@ -26,7 +26,8 @@ def summarize_cluster(record):
     pkg/apis/kops/v1alpha2/defaults.go),
     ``dns_zone``, ``cloud_labels`` (dict), ``networking`` (the CNI's key, e.g. 'cilium'),
     ``instance_groups`` (list of ``name``/``role``/``min_size``/``max_size``/``machine_type``/``zones``/
-    ``subnets``/``image``), ``node_count_min``/``node_count_max`` (sums over Node groups).
+    ``subnets``/``image``), ``node_count_min``/``node_count_max`` (sums over Node groups), ``kops_version_applied`` (the kops
+    version that last applied the cluster, from its ``kops-version.txt``; None when never applied).
     """
     cluster = record["cluster"] or {}
     spec = cluster.get("spec") or {}
@@ -72,4 +73,5 @@ def summarize_cluster(record):
         "instance_groups": groups,
         "node_count_min": sum(g["min_size"] or 0 for g in nodes),
         "node_count_max": sum(g["max_size"] or 0 for g in nodes),
+        "kops_version_applied": record.get("kops_version"),
     }
