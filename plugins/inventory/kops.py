@@ -22,7 +22,8 @@ description:
     C(cloud_labels), C(networking), C(instance_groups) (each with C(name), C(role), C(min_size),
     C(max_size), C(machine_type), C(zones), C(subnets), C(image)), C(node_count_min), C(node_count_max),
     C(kops_version_applied) (the kops version that last applied the cluster, from its C(kops-version.txt); null when
-    it was never applied);
+    it was never applied), C(spec_fingerprint) (a short hash per stored object and the applied kops version; it
+    changes when someone writes the spec);
     plus C(ansible_connection=local) and C(ansible_python_interpreter) set to C({{ ansible_playbook_python }}).
   - Groups made by the plugin itself are C(region_<region>) (e.g. C(region_us_east_1)) and
     C(k8s_<major>_<minor>) (e.g. C(k8s_1_34)). O(keyed_groups), O(groups) and O(compose) add more,

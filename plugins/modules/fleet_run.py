@@ -104,6 +104,16 @@ options:
       change:
         description: What the run changes (free-form, e.g. C({kubernetes_version= 1.35.0})), kept in the record.
         type: raw
+  approved:
+    description:
+      - The approved plan of O(state=present), as the check-mode run of C(playbooks/fleet_update_run.yml) publishes it
+        (C(fleet_run_approved_plan)) for an approval to show, per cluster its C(state_store) and C(spec_fingerprint)
+        (the M(kopsible.kops.kops_cluster_info) return value).
+      - Each cluster of the plan the run has not started yet is read again; when one is missing from O(approved), or
+        its stored spec or applied kops version changed since (someone ran C(kops edit) or applied it), the module
+        fails naming each such cluster and what changed, and writes nothing. A cluster the run already started is not
+        compared (its change is the run's).
+    type: dict
   holder:
     description:
       - This controller's id for the run (e.g. the AWX job id, or a value the playbook makes once), required for every
@@ -223,12 +233,13 @@ try:
 except ImportError:  # pragma: no cover - AnsibleAWSModule reports missing botocore
     BotoCoreError = ClientError = Exception
 
+from ansible_collections.kopsible.kops.plugins.module_utils._fleet import approval, store
 from ansible_collections.kopsible.kops.plugins.module_utils._fleet import record as runs
-from ansible_collections.kopsible.kops.plugins.module_utils._fleet import store
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import KopsModule, check_account, kops_argument_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import diff_paths
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import retry_config
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError
 
 RUN_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 # the options each state needs (besides bucket and run)
@@ -277,6 +288,7 @@ def argument_spec():
                 change=dict(type="raw"),
             ),
         ),
+        approved=dict(type="dict"),
         holder=dict(type="str"),
         lease_seconds=dict(type="int", default=1800),
         takeover=dict(type="bool", default=False),
@@ -299,9 +311,10 @@ def check_params(params):
     return runs.check_plan(params["plan"]) if params["state"] == "present" else None
 
 
-def change_for(params, plan, now, result):
+def change_for(params, plan, now, result, s3=None):
     """The record change of ``params['state']`` for :func:`store.update`: ``change(record) -> (new record, None)``;
-    fills ``result`` (proceed, why...). Raises runs.Refused."""
+    fills ``result`` (proceed, why...). With ``approved``, the approved plan is checked against the clusters read
+    with ``s3`` (_fleet.approval). Raises runs.Refused, or StoreError (a cluster's store cannot be read)."""
     state, holder = params["state"], params["holder"]
 
     def change(record):
@@ -314,6 +327,8 @@ def change_for(params, plan, now, result):
             raise runs.Refused(
                 "run %s exists with another plan: %s; nothing was written (give the stored plan to resume it, or a new run name)" % (params["run"], differences)
             )
+        if state == "present" and params.get("approved") is not None:
+            approval.check_approved(record, params["approved"], s3)
         if state == "query":
             return None, None
         if state == "released":
@@ -356,11 +371,13 @@ def main():
     now = datetime.datetime.now(datetime.timezone.utc)
     before = None
     try:
-        before, record, dummy, written = store.update(s3, params["bucket"], key, change_for(params, plan, now, result), check_mode=module.check_mode)
+        before, record, dummy, written = store.update(s3, params["bucket"], key, change_for(params, plan, now, result, s3), check_mode=module.check_mode)
     except runs.Refused as exc:
         module.fail_json(msg=exc.message, holder=exc.holder, record_url=result["record_url"])
     except store.Conflict as exc:
         module.fail_json(msg=str(exc), record_url=result["record_url"])
+    except StoreError as exc:
+        module.fail_json(msg="approved: %s; nothing was written" % exc, record_url=result["record_url"])
     except (BotoCoreError, ClientError) as exc:
         module.fail_json_aws(exc, msg="S3 refused the run record %s; nothing was written" % result["record_url"])
     except ValueError as exc:

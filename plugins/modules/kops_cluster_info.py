@@ -161,6 +161,14 @@ clusters:
           writes at apply); null when the cluster was never applied. kops refuses to apply it with an older version.
       returned: always
       type: str
+    spec_fingerprint:
+      description:
+        - A short hash of each stored object (C(config), C(instancegroup/<name>)) and the C(kops-version.txt) version;
+          it changes exactly when someone writes the cluster's spec or applies it with another kops. A fleet run's
+          approved plan keeps it (M(kopsible.kops.fleet_run) O(kopsible.kops.fleet_run#module:approved)).
+      returned: always
+      type: dict
+      sample: {config: 3f2a9c0d1e4b5a67, instancegroup/nodes-us-east-1a: 9b8c7d6e5f4a3b21, kops-version.txt: 1.36.2}
     spec: {description: The stored cluster spec (kOps API field names)., returned: always, type: dict}
     needs_update:
       description: Names of the InstanceGroups with an instance that needs an update (empty with O(cloud=false)).

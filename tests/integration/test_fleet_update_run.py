@@ -4,8 +4,10 @@ upgrade role per cluster (cloud-only: these clusters have no control plane), the
 
 The canary fails (its version is newer than the target: a downgrade, refused before anything is written) and the run
 halts before any wave starts, naming why for each cluster. After the fix (the canary's version set back, as a person
-would with kops), the same run resumes: the canary is tried again, then the waves; every cluster ends at the target,
-read back from the state store. A third run changes nothing: every cluster is done, none is upgraded twice."""
+would with kops), a check-mode run plans every cluster per stage and publishes the plans with set_stats, writing
+nothing; an approved run refuses to start while a cluster differs from the approved plan (named), and once it holds
+again the same run resumes: the canary is tried again, then the waves; every cluster ends at the target, read back
+from the state store. A third run changes nothing: every cluster is done, none is upgraded twice."""
 
 import json
 import os
@@ -41,7 +43,7 @@ def record(emulator):
     return json.loads(emulator.client("s3").get_object(Bucket=BUCKET, Key="kopsible-fleet-runs/upgrade-1.35.json")["Body"].read())
 
 
-def run_fleet(emulator, tmp_path, holder):
+def run_fleet(emulator, tmp_path, holder, check=False, **more):
     inventory = fleet.inventory_file(tmp_path / "fleet.kops.yml", emulator, BUCKET)
     extra = dict(
         fleet.kops_settings(BUCKET),
@@ -51,17 +53,18 @@ def run_fleet(emulator, tmp_path, holder):
         fleet_run_holder=holder,
         aws_endpoint_url=emulator.url,
         aws_region="us-east-1",
-        **fleet.CLOUD_ONLY_UPGRADE,
+        **dict(fleet.CLOUD_ONLY_UPGRADE, **more),
     )
     extra_file = tmp_path / "extra.yml"
     extra_file.write_text(yaml.safe_dump(extra))
-    env = ansible_env(emulator, {"ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json"})
+    env = ansible_env(emulator, {"ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json", "ANSIBLE_SHOW_CUSTOM_STATS": "1"})
     argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory), "-e", "@" + str(extra_file)]
+    argv += ["--check"] if check else []
     proc = subprocess.run(argv + [os.path.join(ROOT, "playbooks", "fleet_update_run.yml")], capture_output=True, text=True, env=env, cwd=ROOT, timeout=1500)
     return PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
 
 
-def test_a_failed_canary_halts_the_run_and_the_rerun_after_the_fix_resumes_it(emulator, ssh_public_key, tmp_path):
+def test_a_failed_canary_halts_the_run_and_the_approved_rerun_after_the_fix_resumes_it(emulator, ssh_public_key, tmp_path):
     fleet.make_fleet(emulator, BUCKET, {name: (version, None) for name, version in CLUSTERS.items()}, ssh_public_key)
     s3 = emulator.client("s3")
 
@@ -86,7 +89,34 @@ def test_a_failed_canary_halts_the_run_and_the_rerun_after_the_fix_resumes_it(em
     manifest.write_text(yaml.safe_dump(config))
     run_kops(emulator, "s3://" + BUCKET, ["replace", "-f", str(manifest)])
 
-    second = run_fleet(emulator, tmp_path, "job-2")
+    # plans before action: the check-mode run plans every cluster, whatever its stage's gates, and writes nothing
+    before = emulator.snapshot()
+    preview = run_fleet(emulator, tmp_path, "job-2", check=True)
+    assert preview.rc == 0, preview.stdout[-3000:]
+    assert emulator.snapshot() == before, emulator.snapshot_diff(before, emulator.snapshot())
+    plans = preview.custom_stats["fleet_run_preflight"]
+    assert {c: p["stage"] for c, p in plans.items()} == {"c0.k8s.local": "canary", "c1.k8s.local": "wave1", "c2.k8s.local": "wave1", "c3.k8s.local": "wave2"}
+    assert all(any("1.35.0" in step for step in p["steps"]) for p in plans.values()), plans
+    shown = preview.result("Fleet update run - every cluster's plan, per stage (check mode)")["msg"]
+    assert [line.split(":")[0] for line in shown] == ["canary c0.k8s.local", "wave1 c1.k8s.local", "wave1 c2.k8s.local", "wave2 c3.k8s.local"], shown
+    approved = preview.custom_stats["fleet_run_approved_plan"]
+    assert sorted(approved) == sorted(CLUSTERS) and approved["c3.k8s.local"]["state_store"] == "s3://" + BUCKET
+
+    # someone changes c3 after the approval: the approved run refuses, naming it and what changed, and writes nothing
+    ig_key = next(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET, Prefix="c3.k8s.local/instancegroup/")["Contents"])
+    original = s3.get_object(Bucket=BUCKET, Key=ig_key)["Body"].read()
+    group = yaml.safe_load(original)
+    group["spec"]["maxSize"] = group["spec"]["maxSize"] + 1
+    s3.put_object(Bucket=BUCKET, Key=ig_key, Body=yaml.safe_dump(group).encode())
+    stored = record(emulator)
+    refused = run_fleet(emulator, tmp_path, "job-2", fleet_run_approved_plan=approved)
+    assert refused.rc != 0
+    msg = refused.result("Fleet update run - the run's record (made, or resumed with the same plan)")["msg"]
+    assert "the approved plan no longer holds, so no cluster starts: c3.k8s.local: %s changed" % ig_key[len("c3.k8s.local/") :] in msg, msg
+    assert record(emulator) == stored
+    s3.put_object(Bucket=BUCKET, Key=ig_key, Body=original)  # changed back: the approved plan holds again
+
+    second = run_fleet(emulator, tmp_path, "job-2", fleet_run_approved_plan=approved)
     assert second.rc == 0, second.stdout[-3000:]
     state = record(emulator)
     assert {c: (e["state"], e["attempts"]) for c, e in state["clusters"].items()} == {

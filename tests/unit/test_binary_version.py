@@ -6,7 +6,7 @@ import pytest
 
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import argv as kops_argv
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import binary_version
-from ansible_collections.kopsible.kops.plugins.module_utils._kops.cluster_ops import reconcile_cluster_args, update_cluster_args
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.argv import reconcile_cluster_args, update_cluster_args
 
 # Semantic Versioning 2.0.0, section 11: the precedence example, lowest first
 SEMVER_ORDER = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0"]

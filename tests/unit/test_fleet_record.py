@@ -121,3 +121,28 @@ def test_a_closed_window_keeps_clusters_pending():
     assert waiting["proceed"] is False and waiting["why"] == "waiting for the maintenance window (opens 2026-12-12T01:00:00Z)"
     with pytest.raises(runs.Refused, match="cluster c9 is not in run r1"):
         runs.decide(record, "c9", NOW)
+
+
+def test_an_approved_plan_names_what_changed_since():
+    """fleet_run ``approved`` (_fleet.approval): a pending cluster whose stored objects or applied kops version differ
+    from the approved plan's spec_fingerprint is named with each object; a started cluster is not compared."""
+    from ansible_collections.kopsible.kops.plugins.module_utils._fleet import approval
+    from ansible_collections.kopsible.kops.plugins.module_utils._state_store.summary import spec_fingerprint
+
+    stored = {
+        "cluster": {"metadata": {"name": "c0"}, "spec": {"kubernetesVersion": "1.34.1"}},
+        "instance_groups": [{"metadata": {"name": "nodes"}, "spec": {"maxSize": 2}}],
+        "kops_version": "1.36.2",
+    }
+    before = spec_fingerprint(stored)
+    assert sorted(before) == ["config", "instancegroup/nodes", "kops-version.txt"] and before["kops-version.txt"] == "1.36.2"
+    assert spec_fingerprint(stored) == before  # the same objects read again
+    edited = dict(stored, instance_groups=[{"metadata": {"name": "nodes"}, "spec": {"maxSize": 3}}, {"metadata": {"name": "gpu"}, "spec": {}}])
+    assert approval.fingerprint_changes(before, spec_fingerprint(edited)) == ["instancegroup/gpu added", "instancegroup/nodes changed"]
+    assert approval.fingerprint_changes(before, spec_fingerprint(dict(stored, kops_version="1.37.0"))) == ["kops-version.txt 1.36.2 -> 1.37.0"]
+    assert approval.fingerprint_changes(before, None) == ["the cluster is no longer in its state store"]
+
+    record = {"clusters": {"c0": {"state": "done"}, "c1": {"state": "pending"}}}
+    with pytest.raises(runs.Refused) as refused:
+        approval.check_approved(record, {"c0": {}}, s3=None)  # c0 was started by the run: not compared
+    assert "c1: not in the approved plan" in refused.value.message and "c0" not in refused.value.message

@@ -64,9 +64,8 @@ def test_state_store_client_retries():
 def test_update_and_reconcile_argv_for_kops_order():
     """kops' 1.31+ order (docs/tutorial/upgrading-kubernetes.md): update --instance-group-roles=control-plane,apiserver,
     update --prune, reconcile cluster --yes (cmd/kops/update_cluster.go:180,193; cmd/kops/reconcile_cluster.go)."""
-    from ansible_collections.kopsible.kops.plugins.module_utils._kops import cluster_ops as kops_cluster_ops
 
-    assert kops_cluster_ops.update_cluster_args("c.example.org", yes=True, instance_group_roles=["control-plane", "apiserver"]) == [
+    assert kops_argv.update_cluster_args("c.example.org", yes=True, instance_group_roles=["control-plane", "apiserver"]) == [
         "update",
         "cluster",
         "--name",
@@ -76,5 +75,5 @@ def test_update_and_reconcile_argv_for_kops_order():
         "--yes",
         "--create-kube-config=false",
     ]
-    assert kops_cluster_ops.update_cluster_args("c.example.org", prune=True) == ["update", "cluster", "--name", "c.example.org", "--prune"]
-    assert kops_cluster_ops.reconcile_cluster_args("c.example.org") == ["reconcile", "cluster", "--name", "c.example.org", "--yes"]
+    assert kops_argv.update_cluster_args("c.example.org", prune=True) == ["update", "cluster", "--name", "c.example.org", "--prune"]
+    assert kops_argv.reconcile_cluster_args("c.example.org") == ["reconcile", "cluster", "--name", "c.example.org", "--yes"]

@@ -25,7 +25,7 @@ class PlaybookRun:
 
     def __init__(self, rc, stdout, stderr):
         self.rc, self.stdout, self.stderr = rc, stdout, stderr
-        self.results, self.stats, self.actions, self.task_seconds = [], {}, [], []
+        self.results, self.stats, self.actions, self.task_seconds, self.custom_stats = [], {}, [], [], {}
         try:
             # the JSON document starts on a line of its own; lines before it are what plugins displayed while the
             # play ran (e.g. rolling_update's steps), which may hold braces themselves
@@ -34,6 +34,8 @@ class PlaybookRun:
         except ValueError:
             return
         self.stats = data.get("stats", {})
+        # what set_stats published for the run (ansible.posix.json prints it with ANSIBLE_SHOW_CUSTOM_STATS=1)
+        self.custom_stats = data.get("global_custom_stats", {})
         problems = []
         for play in data.get("plays", []):
             for task in play.get("tasks", []):

@@ -129,3 +129,35 @@ def command(words, ordered=(), **options):
     for option, value in list(ordered) + list(options.items()):
         argv += flag_args(option, value)
     return argv
+
+
+def update_cluster_args(name, yes=False, target=None, out=None, instance_group_roles=None, prune=False, allow_kops_downgrade=False):
+    """argv of ``kops update cluster --name NAME``: a dry run, or with ``yes`` the apply, which never touches the
+    kubeconfig (``--create-kube-config=false``; export is separate); ``target``/``out`` for ``--target terraform``.
+
+    :param instance_group_roles: only the InstanceGroups of these roles (kops names, kops_rolling.rolling_role), as
+        ``--instance-group-roles`` (cmd/kops/update_cluster.go:180, matchInstanceGroupRoles): the first step of kOps'
+        1.31+ upgrade order updates ``control-plane,apiserver`` alone (cmd/kops/reconcile_cluster.go).
+    :param prune: ``--prune``: also delete the old revisions kops kept during an upgrade (DeletionProcessingMode
+        DeleteIncludingDeferred, update_cluster.go:323), the last step of that order.
+    :param allow_kops_downgrade: ``--allow-kops-downgrade`` (update_cluster.go:177): apply although the cluster was last
+        applied by a newer kops (_kops.binary_version).
+    """
+    return command(
+        ["update", "cluster"],
+        name=name,
+        target=target,
+        out=out,
+        instance_group_roles=list(instance_group_roles or []),
+        prune=prune,
+        allow_kops_downgrade=allow_kops_downgrade,
+        yes=yes,
+        create_kube_config=False if yes else None,
+    )
+
+
+def reconcile_cluster_args(name, allow_kops_downgrade=False):
+    """argv of ``kops reconcile cluster --name NAME --yes`` (cmd/kops/reconcile_cluster.go, kops >= 1.31): the control
+    plane updated, validated and rolled, then every group updated and rolled, then pruned, in one kops call; with
+    ``allow_kops_downgrade`` its ``--allow-kops-downgrade`` (reconcile_cluster.go:93)."""
+    return command(["reconcile", "cluster"], name=name, allow_kops_downgrade=allow_kops_downgrade, yes=True)

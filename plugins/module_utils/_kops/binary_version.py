@@ -40,7 +40,7 @@ def downgrade_problem(binary_version, applied_version, cluster, url):
     ``kops-version.txt`` at ``url``; None when it is not older, or when either version cannot be read as one (kops
     itself then reports its own error at apply)."""
     binary, applied = parse(binary_version), parse(applied_version)
-    if binary is None or applied is None or not applied > binary:
+    if binary is None or applied is None or applied <= binary:
         return None
     return (
         "kops_binary: kops %s is older than kops %s, which last applied cluster %s (%s). kops refuses to update a cluster with "

@@ -29,38 +29,6 @@ from ansible_collections.kopsible.kops.plugins.module_utils._route53.dns_names i
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import manifest_key
 
 
-def update_cluster_args(name, yes=False, target=None, out=None, instance_group_roles=None, prune=False, allow_kops_downgrade=False):
-    """argv of ``kops update cluster --name NAME``: a dry run, or with ``yes`` the apply, which never touches the
-    kubeconfig (``--create-kube-config=false``; export is separate); ``target``/``out`` for ``--target terraform``.
-
-    :param instance_group_roles: only the InstanceGroups of these roles (kops names, kops_rolling.rolling_role), as
-        ``--instance-group-roles`` (cmd/kops/update_cluster.go:180, matchInstanceGroupRoles): the first step of kOps'
-        1.31+ upgrade order updates ``control-plane,apiserver`` alone (cmd/kops/reconcile_cluster.go).
-    :param prune: ``--prune``: also delete the old revisions kops kept during an upgrade (DeletionProcessingMode
-        DeleteIncludingDeferred, update_cluster.go:323), the last step of that order.
-    :param allow_kops_downgrade: ``--allow-kops-downgrade`` (update_cluster.go:177): apply although the cluster was last
-        applied by a newer kops (_kops.binary_version).
-    """
-    return kops_argv.command(
-        ["update", "cluster"],
-        name=name,
-        target=target,
-        out=out,
-        instance_group_roles=list(instance_group_roles or []),
-        prune=prune,
-        allow_kops_downgrade=allow_kops_downgrade,
-        yes=yes,
-        create_kube_config=False if yes else None,
-    )
-
-
-def reconcile_cluster_args(name, allow_kops_downgrade=False):
-    """argv of ``kops reconcile cluster --name NAME --yes`` (cmd/kops/reconcile_cluster.go, kops >= 1.31): the control
-    plane updated, validated and rolled, then every group updated and rolled, then pruned, in one kops call; with
-    ``allow_kops_downgrade`` its ``--allow-kops-downgrade`` (reconcile_cluster.go:93)."""
-    return kops_argv.command(["reconcile", "cluster"], name=name, allow_kops_downgrade=allow_kops_downgrade, yes=True)
-
-
 class ClusterOps(object):
     """kops commands for one state store. ``route53`` is a callable returning a boto3 Route53 client
     (made lazily: only deletion checks need it). ``versions`` is a callable ``(keys) -> {url: version id}``
@@ -77,6 +45,7 @@ class ClusterOps(object):
         # reconcile: apply with kops reconcile cluster --yes instead (reconcile_cluster_args)
         self.update_options = dict(update_options or {})
         self.reconcile = self.update_options.pop("reconcile", False)
+        self.allow_kops_downgrade = self.update_options.get("allow_kops_downgrade", False)
         self.state_store = state_store
         self._route53 = route53
         self._autoscaling = autoscaling
@@ -198,7 +167,7 @@ class ClusterOps(object):
     def plan(self, name):
         """``kops update cluster NAME`` (dry run): the parsed plan, its never-read-back group fields settled
         against AWS when an ``autoscaling`` client factory was given."""
-        plan = self.settle(update_plan.parse_update_plan(self.runner.run(update_cluster_args(name, **self.update_options)).stdout))
+        plan = self.settle(update_plan.parse_update_plan(self.runner.run(kops_argv.update_cluster_args(name, **self.update_options)).stdout))
         if self.update_options.get("prune") and plan["prune"]:
             plan["changed"] = True  # what kops deletes only with --prune is this run's to do (upup/pkg/fi/default_methods.go)
         return plan
@@ -254,17 +223,14 @@ class ClusterOps(object):
         ``kops reconcile cluster NAME --yes`` (which rolls too, and reads the kubeconfig kops is given)."""
         self._writing()
         if self.reconcile:
-            downgrade = self.update_options.get("allow_kops_downgrade", False)
-            return self.runner.run(reconcile_cluster_args(name, allow_kops_downgrade=downgrade), merged=True).stdout
-        return self.runner.run(update_cluster_args(name, yes=True, **self.update_options)).stdout
+            return self.runner.run(kops_argv.reconcile_cluster_args(name, allow_kops_downgrade=self.allow_kops_downgrade), merged=True).stdout
+        return self.runner.run(kops_argv.update_cluster_args(name, yes=True, **self.update_options)).stdout
 
     def write_terraform(self, name, out):
         """``kops update cluster --target terraform --out DIR --yes``; ``changed`` compares the files' hashes."""
         before = _tree_hash(out)
         self._writing()
-        self.runner.run(
-            update_cluster_args(name, yes=True, target="terraform", out=out, allow_kops_downgrade=self.update_options.get("allow_kops_downgrade", False))
-        )
+        self.runner.run(kops_argv.update_cluster_args(name, yes=True, target="terraform", out=out, allow_kops_downgrade=self.allow_kops_downgrade))
         after = _tree_hash(out)
         return {"out": out, "changed": before != after, "files": sorted(_tree_files(out))}
 

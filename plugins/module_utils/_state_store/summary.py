@@ -3,6 +3,8 @@
 """Host variables of a stored cluster (the inventory plugin's and the info modules' view), from the Cluster and
 InstanceGroup objects :mod:`.reader` returns. Pure functions on plain data: unit tests need no AWS."""
 
+import hashlib
+import json
 import re
 
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.facts import CONTROL_PLANE_ROLES, instance_group_zones, region_of_spec, subnet_topology
@@ -13,6 +15,22 @@ def kubernetes_minor(version):
     (kops also accepts a URL to a build; those give None)."""
     match = re.match(r"^v?(\d+)\.(\d+)(?:\.|$|-|\+)", str(version or "").strip())
     return "%s.%s" % match.groups() if match else None
+
+
+def spec_fingerprint(record):
+    """What a change of the cluster's stored state would change (dict, JSON-serialisable): ``config`` and
+    ``instancegroup/<name>`` each the first 16 hex digits of the SHA-256 of the object's canonical JSON (sorted keys),
+    and ``kops-version.txt`` the kops version of the last apply (None when never applied). Two readings are equal
+    exactly when nobody wrote the Cluster, an InstanceGroup (added, removed or changed) or applied with another kops
+    in between (a fleet run's approved plan: _fleet.approval)."""
+
+    def digest(obj):
+        return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode("utf-8")).hexdigest()[:16]
+
+    found = {"config": digest(record.get("cluster")), "kops-version.txt": record.get("kops_version")}
+    for ig in record.get("instance_groups") or []:
+        found["instancegroup/%s" % ((ig.get("metadata") or {}).get("name") or "")] = digest(ig)
+    return found
 
 
 def summarize_cluster(record):
@@ -27,7 +45,8 @@ def summarize_cluster(record):
     ``dns_zone``, ``cloud_labels`` (dict), ``networking`` (the CNI's key, e.g. 'cilium'),
     ``instance_groups`` (list of ``name``/``role``/``min_size``/``max_size``/``machine_type``/``zones``/
     ``subnets``/``image``), ``node_count_min``/``node_count_max`` (sums over Node groups), ``kops_version_applied`` (the kops
-    version that last applied the cluster, from its ``kops-version.txt``; None when never applied).
+    version that last applied the cluster, from its ``kops-version.txt``; None when never applied), ``spec_fingerprint``
+    (:func:`spec_fingerprint`).
     """
     cluster = record["cluster"] or {}
     spec = cluster.get("spec") or {}
@@ -74,4 +93,5 @@ def summarize_cluster(record):
         "node_count_min": sum(g["min_size"] or 0 for g in nodes),
         "node_count_max": sum(g["max_size"] or 0 for g in nodes),
         "kops_version_applied": record.get("kops_version"),
+        "spec_fingerprint": spec_fingerprint(record),
     }
