@@ -847,7 +847,8 @@ class NodeAgent(object):
 
     def start(self):
         """Run three loops in daemon threads, so that a slow call in one does not hold the others: instances
-        -> Nodes (every 0.5 s), pods (every 0.3 s), the state store (every 3 s). Returns self."""
+        -> Nodes (every 0.5 s), pods (on each event of a pods watch, a fourth thread, and when a pass said something
+        timed is due: :data:`PODS_PERIOD`, :data:`IDLE_PODS_PERIOD`), the state store (every 3 s). Returns self."""
         self.store.refresh()
         self.store_refreshed = time.time()
         self.wanted = {}
