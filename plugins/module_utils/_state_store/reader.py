@@ -85,17 +85,25 @@ def list_clusters(client, store):
     return sorted(names)
 
 
-def _get_yaml(client, store, key):
-    """The YAML object at ``key`` (dict), or None when the key does not exist."""
+def _get_bytes(client, store, key):
+    """The bytes of the object ``key`` of ``store``'s bucket, or None when it does not exist. :raises StoreError: it
+    could not be read."""
     bucket = parse_store_url(store)[0]
     try:
-        body = client.get_object(Bucket=bucket, Key=key)["Body"].read()
+        return client.get_object(Bucket=bucket, Key=key)["Body"].read()
     except ClientError as exc:
         if is_missing_key(exc):
             return None
         raise _s3_error(store, exc, "reading %s" % key) from exc
     except BotoCoreError as exc:
         raise _s3_error(store, exc, "reading %s" % key) from exc
+
+
+def _get_yaml(client, store, key):
+    """The YAML object at ``key`` (dict), or None when the key does not exist."""
+    body = _get_bytes(client, store, key)
+    if body is None:
+        return None
     try:
         data = yaml.load(body, Loader=_Loader)
     except yaml.YAMLError as exc:
@@ -120,15 +128,8 @@ def _list_keys(client, store, prefix):
 def read_text(client, store, key):
     """The text (str, stripped) of the object ``key`` of ``store``'s bucket, or None when it does not exist, e.g. a
     cluster's ``kops-version.txt`` (_kops.binary_version). :raises StoreError: it could not be read."""
-    bucket = parse_store_url(store)[0]
-    try:
-        return client.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8", "replace").strip()
-    except ClientError as exc:
-        if is_missing_key(exc):
-            return None
-        raise _s3_error(store, exc, "reading %s" % key) from exc
-    except BotoCoreError as exc:
-        raise _s3_error(store, exc, "reading %s" % key) from exc
+    body = _get_bytes(client, store, key)
+    return None if body is None else body.decode("utf-8", "replace").strip()
 
 
 def read_ssh_public_keys(client, cluster):
