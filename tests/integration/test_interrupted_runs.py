@@ -57,8 +57,10 @@ def cut_mid_way(world, kplay, task, options, reference):
     tried = []
     # from a little below the dry run's length up: the calls before --yes vary from run to run on a loaded machine,
     # and a kill during them writes nothing (the loop goes on); the first timeout past them cuts the --yes call,
-    # which the modelled AWS latency (see the test) makes several times longer than the dry run
-    for timeout in range(max(1, int(lower * 0.6)), int(lower + upper) + 2):
+    # which the modelled AWS latency (see the test) makes several times longer than the dry run. Each try costs a
+    # playbook and the kops calls up to the kill, so the search starts at 85 % of the reference (60 % tried two or
+    # three timeouts that only ever cut the dry run).
+    for timeout in range(max(1, int(lower * 0.85)), int(lower + upper) + 2):
         start = aws_state(emu)
         cut = kplay([dict(task, **{"kopsible.kops.kops_cluster": dict(options, kops_timeout=timeout)})]).result(task["name"])
         tried.append((timeout, [(c["argv"][1:3], c["rc"], c["seconds"]) for c in cut.get("kops_invocations", [])]))
