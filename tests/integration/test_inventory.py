@@ -142,10 +142,14 @@ def test_one_cluster_written_by_kops(emulator, tmp_path, ssh_public_key):
     assert (host["node_count_min"], host["node_count_max"]) == (sum(n["minSize"] for n in nodes), sum(n["maxSize"] for n in nodes)) == (2, 2)
     # kops create cluster only stores the spec; kops writes kops-version.txt when it applies (pkg/model/config.go)
     assert host["kops_version_applied"] is None
+    # a hash per stored object (the groups read from kops above) and the applied kops version
+    assert sorted(host["spec_fingerprint"]) == sorted(["config", "kops-version.txt"] + ["instancegroup/" + g["metadata"]["name"] for g in groups])
+    assert host["spec_fingerprint"]["kops-version.txt"] is None and all(len(v) == 16 for k, v in host["spec_fingerprint"].items() if k != "kops-version.txt")
     # every variable the plugin sets was checked above against kops' own JSON (a new one must be added here)
     checked = {"cluster_name", "state_store", "config_base", "kubernetes_version", "kubernetes_minor", "cloud_labels", "zones"}
     checked |= {"control_plane_zones", "region", "topology", "dns_type", "dns_zone", "networking", "cloud_provider", "subnets"}
-    checked |= {"instance_groups", "node_count_min", "node_count_max", "ansible_connection", "ansible_python_interpreter", "kops_version_applied"}
+    checked |= {"instance_groups", "node_count_min", "node_count_max", "ansible_connection", "ansible_python_interpreter"}
+    checked |= {"kops_version_applied", "spec_fingerprint"}
     assert set(host) == checked, set(host) ^ checked
     assert inv.groups["region_us_east_1"] == ["solo.k8s.local"]
     assert inv.groups["k8s_1_34"] == ["solo.k8s.local"]

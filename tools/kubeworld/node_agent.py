@@ -99,8 +99,8 @@ KUBELET_MAX_MINORS_BEHIND = 3
 # IDLE_PODS_PERIOD seconds.
 PODS_PERIOD = 0.3
 IDLE_PODS_PERIOD = 2.0
-# The pod garbage collector's wait between a Node's deletion and its pods' (40 s quarantine in kube-controller-manager):
-# long enough for every informer of the controller manager to see the Node gone.
+# When the pods a DaemonSet recreated for a deleted Node are swept (NodeAgent.remove_node): long enough for every
+# informer of the controller manager to have seen the Node gone.
 POD_GC_SECONDS = 1.0
 HASH_RE = re.compile(r"NodeupConfigHash:\s*(\S+)")
 GZIP_RE = re.compile(r'echo "([A-Za-z0-9+/=]+)" \| base64 -d \| gzip -d > conf/kube_env.yaml')
@@ -161,6 +161,15 @@ def skew_problem(kubelet, api_servers):
             newest[1],
         )
     return None
+
+
+def _pinned_nodes(pod):
+    """The Node names a pod's required node affinity pins it to by ``metadata.name`` (a DaemonSet's pods: the
+    DaemonSet controller's ReplaceDaemonSetPodNodeNameNodeAffinity), a set of str."""
+    affinity = pod.spec.affinity and pod.spec.affinity.node_affinity
+    required = affinity and affinity.required_during_scheduling_ignored_during_execution
+    terms = (required.node_selector_terms or []) if required else []
+    return {value for term in terms for field in (term.match_fields or []) if field.key == "metadata.name" for value in (field.values or [])}
 
 
 def _knob_seconds(patterns, pod):
@@ -675,11 +684,12 @@ class NodeAgent(object):
         """The Node of a terminated instance goes, then its pods, in the order of a real cluster: the cloud
         node-lifecycle controller deletes the Node (k8s.io/cloud-provider controllers/nodelifecycle), then the pod
         garbage collector deletes the pods bound to a Node that no longer exists (pkg/controller/podgc
-        gcOrphaned; after :data:`POD_GC_SECONDS` here instead of its 40 s quarantine). Pods deleted first, while the
-        Node still stood, were recreated by the DaemonSet controller on that Node and stayed Pending, failing kops'
-        validation for the minute the pod garbage collector took to delete them; pods deleted right after the Node
-        were sometimes too (the controller's pod informer can hear of the deletion before its Node informer hears of
-        the Node's)."""
+        gcOrphaned; at once here, without its 40 s quarantine). Pods deleted first, while the Node still stood, were
+        recreated by the DaemonSet controller on that Node and stayed Pending, failing kops' validation for the
+        minute the pod garbage collector took to delete them. Pods deleted right after the Node can still be
+        recreated once (the controller's pod informer may hear of their deletion before its Node informer hears of
+        the Node's), so a sweep :data:`POD_GC_SECONDS` later deletes what is bound or pinned to the Node then, as the
+        DaemonSet controller deletes the daemon pods of Nodes that no longer exist once it knows."""
         from kubernetes.client.rest import ApiException
 
         try:
@@ -687,14 +697,34 @@ class NodeAgent(object):
         except ApiException as exc:
             if exc.status != 404:
                 raise
-        self.stopping.wait(POD_GC_SECONDS)
-        for pod in self.core.list_pod_for_all_namespaces(field_selector="spec.nodeName=" + name).items:
+        self.delete_pods_of(name)
+        sweep = threading.Timer(POD_GC_SECONDS, self._sweep, args=(name,))
+        sweep.daemon = True
+        sweep.start()
+        self.heartbeats.pop(name, None)
+        self.leases.pop(name, None)
+
+    def delete_pods_of(self, name, pinned=False):
+        """Delete (grace 0) the pods bound to the Node ``name``; with ``pinned``, also the unscheduled ones a
+        DaemonSet pinned to it (the ``metadata.name`` match field of their node affinity, pkg/controller/daemon/util)."""
+        from kubernetes.client.rest import ApiException
+
+        pods = self.core.list_pod_for_all_namespaces(field_selector="spec.nodeName=" + name).items
+        if pinned:
+            pods += [p for p in self.core.list_pod_for_all_namespaces(field_selector="spec.nodeName=").items if name in _pinned_nodes(p)]
+        for pod in pods:
             try:
                 self.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0)
             except ApiException:
                 pass
-        self.heartbeats.pop(name, None)
-        self.leases.pop(name, None)
+
+    def _sweep(self, name):
+        if self.stopping.is_set() or name in self.wanted:
+            return  # stopped, or the Node is back (the name of a new instance)
+        try:
+            self.delete_pods_of(name, pinned=True)
+        except Exception as exc:  # counted as the loops count theirs
+            self.error_log["pod sweep: %s: %s" % (type(exc).__name__, str(exc)[:300])] += 1
 
     def reconcile_pods(self, wanted, knobs):
         from kubernetes.client.rest import ApiException

@@ -37,9 +37,12 @@ class ClusterOps(object):
     writes the state store or the cloud (StoreGuard.take_lock: the cluster's lock). ``autoscaling`` is a
     callable returning a boto3 Auto Scaling client: with it, :meth:`plan` reads back the group fields kops
     lists in every plan without reading them (update_plan.settle_unread_fields). ``on_intend`` is called with the
-    spec changes a step is about to write (:meth:`intend`)."""
+    spec changes a step is about to write (:meth:`intend`). ``version_check`` (no arguments) is the part of
+    ``before_write`` that writes nothing (the kops version of the last apply, _kops.run.KopsRun)."""
 
-    def __init__(self, runner, state_store, route53=None, versions=None, before_write=None, autoscaling=None, update_options=None, on_intend=None):
+    def __init__(
+        self, runner, state_store, route53=None, versions=None, before_write=None, autoscaling=None, update_options=None, on_intend=None, version_check=None
+    ):
         self.runner = runner
         # what every kops update cluster of this run covers: instance_group_roles, prune (update_cluster_args), and
         # reconcile: apply with kops reconcile cluster --yes instead (reconcile_cluster_args)
@@ -55,6 +58,8 @@ class ClusterOps(object):
         self.spec_written = False  # a spec change this run wrote and the cloud does not have yet
         self.planned = None  # the spec changes of this attempt (intend), kept by _kops.run.KopsRun for a re-plan
         self._on_intend = on_intend
+        # the kops version check alone (no lock): what a scratch copy's writes run first (_kops.preview.ScratchStore)
+        self.version_check = version_check
 
     def intend(self, changes):
         """Record the spec changes (kops_spec.diff_paths list) this run is about to write, before writing them, after

@@ -34,8 +34,8 @@ class ScratchStore(object):
 
     ``ops`` is a :class:`ClusterOps` on the scratch store: the same methods as the real one (``replace``,
     ``create_manifest``, ``upgrade``, ``get_cluster``, ``get_all``, ``plan``), without the state-store lock and
-    version records (nothing real is written); its writes pass the module's ``before_write`` all the same, which in
-    check mode is the kops version check alone. Its kops calls are recorded in the module's ``kops_invocations`` with
+    version records (nothing real is written); its writes first run the module's kops version check
+    (``ops.version_check``). Its kops calls are recorded in the module's ``kops_invocations`` with
     ``"store": "scratch"`` (KopsRunner.derived), so that they never count as writes (KopsRunner.writes).
     :raises OSError, botocore errors: the copy failed (the module reports them as AWS failures).
     """
@@ -49,14 +49,14 @@ class ScratchStore(object):
             shutil.rmtree(self.workdir, ignore_errors=True)
             raise
         url = "file://" + self.workdir
-        # ops' before_write: in check mode (the only mode with a scratch store) the lock is never taken, so a write
-        # here runs only the kops version check (_kops.run.KopsRun): kops-version.txt is not in the copy
+        # a write here runs the kops version check of the real store (kops-version.txt is not in the copy), never the
+        # real store's lock: nothing real is written
         self.ops = ClusterOps(
             ops.runner.derived(scratch=True, KOPS_STATE_STORE=url),
             url,
             autoscaling=ops._autoscaling,
             update_options=ops.update_options,
-            before_write=ops._before_write,
+            before_write=ops.version_check,
         )
 
     def remove_instance_group(self, name):

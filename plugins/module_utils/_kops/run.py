@@ -65,7 +65,13 @@ class KopsRun(object):
         self.guard = StoreGuard(module, self.state_store, cluster)
         ops_options.setdefault("autoscaling", lambda: module.client("autoscaling"))
         self.ops = ClusterOps(
-            self.runner, self.state_store, versions=self.guard.versions_reader(), before_write=self._before_write, on_intend=self._intend, **ops_options
+            self.runner,
+            self.state_store,
+            versions=self.guard.versions_reader(),
+            before_write=self._before_write,
+            on_intend=self._intend,
+            version_check=self._check_kops_version,
+            **ops_options,
         )
         self.result = {}
         self._first_plan = None  # the spec changes of the first attempt, once another run made this one plan again
