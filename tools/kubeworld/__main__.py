@@ -51,28 +51,6 @@ def main(argv=None):
                 )
             return clients[key]
 
-    asked = {"at": 0.0, "value": None}
-
-    def generation():
-        # the emulator's write count (tools/emulator.py is_read): the stand-ins skip their AWS reads while it stands
-        # still. Asked at most every 0.2 s: an older number is never newer than the truth, so a reader that noted it
-        # before a write reads again on its next pass.
-        import json
-        import time
-        import urllib.request
-
-        if time.monotonic() - asked["at"] < 0.2:
-            return asked["value"]
-        try:
-            with urllib.request.urlopen(args.emulator_url + "/moto-api/kopsible/generation", timeout=10) as answer:
-                value = json.load(answer)["generation"]
-        except (OSError, ValueError, KeyError):
-            value = None
-        asked.update(at=time.monotonic(), value=value)
-        return value
-
-    aws.generation = generation
-
     def partitions():
         # the partitions the emulator holds state in (GET /moto-api/kopsible/regions): a bucket can only be there
         import types

@@ -94,14 +94,6 @@ UNKNOWN_VERSION = "0.0.0-unknown"  # parseable by kops (pkg/apis/kops/util/versi
 SKEW_REASON = "KubeletVersionSkew"
 # kubernetes.io/releases/version-skew-policy#kubelet: never newer than kube-apiserver, at most three minors older.
 KUBELET_MAX_MINORS_BEHIND = 3
-# The pods loop: a pass this soon while something timed waits (a terminating pod's stop time, a readiness delay) or
-# after a failed pass; otherwise a pass on each pod event (the watch), a change of Nodes or knobs, and at least every
-# IDLE_PODS_PERIOD seconds.
-PODS_PERIOD = 0.3
-IDLE_PODS_PERIOD = 2.0
-# When the pods a DaemonSet recreated for a deleted Node are swept (NodeAgent.remove_node): long enough for every
-# informer of the controller manager to have seen the Node gone.
-POD_GC_SECONDS = 1.0
 HASH_RE = re.compile(r"NodeupConfigHash:\s*(\S+)")
 GZIP_RE = re.compile(r'echo "([A-Za-z0-9+/=]+)" \| base64 -d \| gzip -d > conf/kube_env.yaml')
 
@@ -161,15 +153,6 @@ def skew_problem(kubelet, api_servers):
             newest[1],
         )
     return None
-
-
-def _pinned_nodes(pod):
-    """The Node names a pod's required node affinity pins it to by ``metadata.name`` (a DaemonSet's pods: the
-    DaemonSet controller's ReplaceDaemonSetPodNodeNameNodeAffinity), a set of str."""
-    affinity = pod.spec.affinity and pod.spec.affinity.node_affinity
-    required = affinity and affinity.required_during_scheduling_ignored_during_execution
-    terms = (required.node_selector_terms or []) if required else []
-    return {value for term in terms for field in (term.match_fields or []) if field.key == "metadata.name" for value in (field.values or [])}
 
 
 def _knob_seconds(patterns, pod):
@@ -244,22 +227,12 @@ def user_data_hash(user_data_b64):
     return None
 
 
-def aws_generation(aws):
-    """The emulator's write count (``aws.generation()``, GET /moto-api/kopsible/generation; tools/emulator.py), or None
-    when ``aws`` cannot tell (then every read is made). A reader notes the number before it reads; while it stands
-    still, nothing in AWS changed and what it read last still holds."""
-    source = getattr(aws, "generation", None)
-    return source() if source is not None else None
-
-
 class StoreView(object):
     """The cluster's objects in its kops state store (``bucket``, key ``prefix`` ending with the cluster
-    name), read through an S3 client factory. Caches by object version; with ``generation`` (a callable,
-    :func:`aws_generation`), :meth:`refresh` reads nothing while the emulator saw no write since its last read."""
+    name), read through an S3 client factory. Caches by object version."""
 
-    def __init__(self, s3_factory, bucket, prefix, generation=None):
+    def __init__(self, s3_factory, bucket, prefix):
         self.s3_factory, self.bucket, self.prefix = s3_factory, bucket, prefix.strip("/")
-        self.generation, self.read_at = generation, None
         self.hash_versions = {}
         self.seen_versions = set()
         self.groups = {}
@@ -274,10 +247,6 @@ class StoreView(object):
     def refresh(self):
         """Re-read the cluster spec, the InstanceGroups and every version of each group's nodeup
         config (only versions not read before)."""
-        now = self.generation() if self.generation is not None else None
-        if now is not None and now == self.read_at:
-            return
-        self.read_at = now
         s3 = self.s3_factory()
         try:
             self.cluster = yaml.safe_load(self._get(s3, self.prefix + "/config")) or {}
@@ -336,7 +305,6 @@ class NodeAgent(object):
 
     def __init__(self, name, core, coordination, aws, store, knobs_path=None, period=0.5):
         self.name, self.core, self.coordination, self.aws, self.store = name, core, coordination, aws, store
-        self._instances, self._instances_at = [], None
         self.knobs_path, self.period = knobs_path, period
         self.userdata_hash = {}
         self.leases = {}
@@ -349,11 +317,6 @@ class NodeAgent(object):
         # Node, until the pod garbage collector removes them about a minute later, and kops validate fail on them
         self.removal_lock = threading.Lock()
         self.stopping = threading.Event()
-        # set by every pod event (the pods watch), a change of the Nodes wanted or of the knobs: the pods loop then
-        # reconciles at once, as a kubelet acts on its watch, and otherwise only when a pass said something is due
-        self.pods_wake = threading.Event()
-        self.pods_due = PODS_PERIOD
-        self._wanted_seen, self._knobs_seen = None, None
         self.last_error = None
         self.error_log = collections.Counter()  # "loop: Type: message" -> how often (world.json ``errors``)
         self.store_refreshed = 0.0
@@ -381,11 +344,7 @@ class NodeAgent(object):
 
     # -- instances -----------------------------------------------------------------------------------
     def instances(self):
-        """Running/pending instances of the cluster: list of dicts (id, zone, type, ip, dns, group, launch); the list
-        read last while the emulator saw no write since (:func:`aws_generation`)."""
-        now = aws_generation(self.aws)
-        if now is not None and now == self._instances_at:
-            return list(self._instances)
+        """Running/pending instances of the cluster: list of dicts (id, zone, type, ip, dns, group, launch)."""
         ec2 = self.aws("ec2", self.store.region())
         found = []
         filters = [{"Name": "tag:KubernetesCluster", "Values": [self.name]}, {"Name": "instance-state-name", "Values": ["pending", "running"]}]
@@ -409,8 +368,7 @@ class NodeAgent(object):
                             "template": (tags.get("aws:ec2launchtemplate:id"), tags.get("aws:ec2launchtemplate:version")),
                         }
                     )
-        self._instances, self._instances_at = found, now
-        return list(found)
+        return found
 
     def kubelet_version(self, inst):
         """The Kubernetes version ``inst`` was launched with (str, no ``v``), traced through its launch
@@ -650,10 +608,6 @@ class NodeAgent(object):
                     self.heartbeats[name] = (now, ready)
             self.renew_lease(name, now)
         self.wanted = wanted
-        seen = (sorted((n, r) for n, (_i, _role, r) in wanted.items()), json.dumps(knobs, sort_keys=True, default=str))
-        if seen != (self._wanted_seen, self._knobs_seen):  # new Nodes need their mirror pods; knobs change readiness
-            self._wanted_seen, self._knobs_seen = seen
-            self.pods_wake.set()
         for name, node in existing.items():
             if name not in wanted and (node.metadata.annotations or {}).get("kopsible.dev/instance-id"):
                 with self.removal_lock:
@@ -686,10 +640,7 @@ class NodeAgent(object):
         garbage collector deletes the pods bound to a Node that no longer exists (pkg/controller/podgc
         gcOrphaned; at once here, without its 40 s quarantine). Pods deleted first, while the Node still stood, were
         recreated by the DaemonSet controller on that Node and stayed Pending, failing kops' validation for the
-        minute the pod garbage collector took to delete them. Pods deleted right after the Node can still be
-        recreated once (the controller's pod informer may hear of their deletion before its Node informer hears of
-        the Node's), so a sweep :data:`POD_GC_SECONDS` later deletes what is bound or pinned to the Node then, as the
-        DaemonSet controller deletes the daemon pods of Nodes that no longer exist once it knows."""
+        minute the pod garbage collector took to delete them."""
         from kubernetes.client.rest import ApiException
 
         try:
@@ -697,34 +648,13 @@ class NodeAgent(object):
         except ApiException as exc:
             if exc.status != 404:
                 raise
-        self.delete_pods_of(name)
-        sweep = threading.Timer(POD_GC_SECONDS, self._sweep, args=(name,))
-        sweep.daemon = True
-        sweep.start()
-        self.heartbeats.pop(name, None)
-        self.leases.pop(name, None)
-
-    def delete_pods_of(self, name, pinned=False):
-        """Delete (grace 0) the pods bound to the Node ``name``; with ``pinned``, also the unscheduled ones a
-        DaemonSet pinned to it (the ``metadata.name`` match field of their node affinity, pkg/controller/daemon/util)."""
-        from kubernetes.client.rest import ApiException
-
-        pods = self.core.list_pod_for_all_namespaces(field_selector="spec.nodeName=" + name).items
-        if pinned:
-            pods += [p for p in self.core.list_pod_for_all_namespaces(field_selector="spec.nodeName=").items if name in _pinned_nodes(p)]
-        for pod in pods:
+        for pod in self.core.list_pod_for_all_namespaces(field_selector="spec.nodeName=" + name).items:
             try:
                 self.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0)
             except ApiException:
                 pass
-
-    def _sweep(self, name):
-        if self.stopping.is_set() or name in self.wanted:
-            return  # stopped, or the Node is back (the name of a new instance)
-        try:
-            self.delete_pods_of(name, pinned=True)
-        except Exception as exc:  # counted as the loops count theirs
-            self.error_log["pod sweep: %s: %s" % (type(exc).__name__, str(exc)[:300])] += 1
+        self.heartbeats.pop(name, None)
+        self.leases.pop(name, None)
 
     def reconcile_pods(self, wanted, knobs):
         from kubernetes.client.rest import ApiException
@@ -732,7 +662,6 @@ class NodeAgent(object):
         pods = self.core.list_pod_for_all_namespaces().items
         present = {(p.metadata.namespace, p.metadata.name) for p in pods}
         not_ready = set(knobs.get("not_ready_pods") or [])
-        due = [IDLE_PODS_PERIOD]  # the seconds until a pass is needed with no event: something timed is waiting
 
         def pod_ready(pod, node):
             if "%s/%s" % (pod.metadata.namespace, pod.metadata.name) in not_ready or not wanted[node][2]:
@@ -740,10 +669,7 @@ class NodeAgent(object):
             delay = _knob_seconds(knobs.get("pod_ready_delay"), pod)
             started = pod.status.start_time if pod.status else None
             # a readiness probe holds a new pod: Ready only ``delay`` seconds after it started (not yet started: now)
-            ready = not delay or (started is not None and time.time() - started.timestamp() >= delay)
-            if not ready:
-                due[0] = PODS_PERIOD
-            return ready
+            return not delay or (started is not None and time.time() - started.timestamp() >= delay)
 
         for name, (inst, role, _ready) in wanted.items():
             for component in self.static_pods(role):
@@ -771,7 +697,6 @@ class NodeAgent(object):
                 grace = pod.metadata.deletion_grace_period_seconds or 0
                 began = pod.metadata.deletion_timestamp.timestamp() - grace
                 if time.time() < began + stop_seconds(pod, knobs):
-                    due[0] = PODS_PERIOD
                     continue
                 try:
                     self.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0)
@@ -785,7 +710,6 @@ class NodeAgent(object):
             if running and is_ready == ready:
                 continue
             self.report_pod_status(pod, wanted[node][0], ready)
-        return due[0]
 
     def report_pod_status(self, pod, inst, ready):
         """Write ``pod``'s status as its kubelet on ``inst`` reports it (:meth:`pod_status`); a pod deleted since it was
@@ -836,9 +760,7 @@ class NodeAgent(object):
         }
 
     # -- loop ----------------------------------------------------------------------------------------
-    def _loop(self, name, work, period, timed=False, wake=None):
-        """Run ``work()`` every ``period`` seconds until stopped; with ``wake`` (an Event), ``period`` is a callable
-        giving the longest wait, and the wait ends as soon as ``wake`` is set."""
+    def _loop(self, name, work, period, timed=False):
         while not self.stopping.is_set():
             started = time.monotonic()
             try:
@@ -848,47 +770,20 @@ class NodeAgent(object):
             except Exception as exc:  # counted and kept (world.json ``errors``; the tests' kube_world asserts none)
                 self.last_error = "%s: %s" % (type(exc).__name__, exc)
                 self.error_log["%s loop: %s" % (name, self.last_error[:300])] += 1
-                self.pods_due = PODS_PERIOD
-            if wake is None:
-                self.stopping.wait(period)
-            else:
-                wake.wait(period())
-                wake.clear()
-
-    def _pods_pass(self):
-        self.pods_due = PODS_PERIOD  # until the pass ends well
-        self.pods_due = self.reconcile_pods(dict(self.wanted), self.knobs())
-
-    def _watch_pods(self):
-        """Set :attr:`pods_wake` on every pod event: a watch of all pods from the current resource version (as a
-        kubelet watches its pods), made again every 10 s and after an error (the pods loop then reconciles once)."""
-        import kubernetes
-
-        while not self.stopping.is_set():
-            try:
-                version = self.core.list_pod_for_all_namespaces(limit=1).metadata.resource_version
-                for _event in kubernetes.watch.Watch().stream(self.core.list_pod_for_all_namespaces, resource_version=version, timeout_seconds=10):
-                    self.pods_wake.set()
-                    if self.stopping.is_set():
-                        break
-            except Exception:  # the API server restarting (a control-plane roll): watch again shortly
-                self.stopping.wait(1)
-            self.pods_wake.set()
+            self.stopping.wait(period)
 
     def start(self):
         """Run three loops in daemon threads, so that a slow call in one does not hold the others: instances
-        -> Nodes (every 0.5 s), pods (on each event of a pods watch, a fourth thread, and when a pass said something
-        timed is due: :data:`PODS_PERIOD`, :data:`IDLE_PODS_PERIOD`), the state store (every 3 s). Returns self."""
+        -> Nodes (every 0.5 s), pods (every 0.3 s), the state store (every 3 s). Returns self."""
         self.store.refresh()
         self.store_refreshed = time.time()
         self.wanted = {}
         loops = (
             ("nodes", lambda: self.step_nodes(), self.period, True),
-            ("pods", self._pods_pass, lambda: self.pods_due, False, self.pods_wake),
+            ("pods", lambda: self.reconcile_pods(dict(self.wanted), self.knobs()), 0.3, False),
             ("state store", self.store.refresh, 3.0, False),
         )
         self.threads = [threading.Thread(target=self._loop, args=loop, name="node-agent-%s-%d" % (self.name, i), daemon=True) for i, loop in enumerate(loops)]
-        self.threads.append(threading.Thread(target=self._watch_pods, name="node-agent-%s-watch" % self.name, daemon=True))
         self.thread = self.threads[0]
         for thread in self.threads:
             thread.start()
@@ -896,6 +791,5 @@ class NodeAgent(object):
 
     def stop(self):
         self.stopping.set()
-        self.pods_wake.set()
         for thread in getattr(self, "threads", []):
             thread.join(10)

@@ -47,7 +47,7 @@ from . import addons, pki
 from .control_plane import ControlPlane, ControlPlaneError
 from .endpoints import Forwarder
 from .etcd_manager import EtcdManager
-from .node_agent import NodeAgent, StoreView, aws_generation
+from .node_agent import NodeAgent, StoreView
 
 CA_SUFFIX = "/pki/private/kubernetes-ca/keyset.yaml"
 SA_SUFFIX = "/pki/private/service-account/keyset.yaml"
@@ -73,7 +73,6 @@ class Cluster(object):
         self.etcd_manager = None
         self.started = time.time()
         self.addons = None  # the system objects created in its API (addons.create), None until they are
-        self.dns_read_at = None  # (emulator write count, endpoints, control-plane addresses) of the last dns-controller pass
         self.endpoints = {}  # {instance id: endpoints.Forwarder} of the control-plane instances serving the API
 
 
@@ -89,7 +88,6 @@ class KubeWorld(object):
 
     def __init__(self, aws, prefix, state_dir, period=1.0, partitions=None):
         self.aws, self.prefix, self.state_dir, self.period = aws, prefix, state_dir, period
-        self._found, self._discovered_at = {}, None  # the last discovery and the emulator's write count then
         self.partitions = partitions
         self.clusters = {}
         self.failed = {}
@@ -146,7 +144,7 @@ class KubeWorld(object):
         s3 = self.aws("s3", s3_region)
         ca = pki.parse_keyset(s3.get_object(Bucket=bucket, Key=prefix + CA_SUFFIX)["Body"].read())
         sa = pki.parse_keyset(s3.get_object(Bucket=bucket, Key=prefix + SA_SUFFIX)["Body"].read())
-        store = StoreView(lambda: self.aws("s3", s3_region), bucket, prefix, generation=lambda: aws_generation(self.aws))
+        store = StoreView(lambda: self.aws("s3", s3_region), bucket, prefix)
         store.refresh()
         networking = (store.cluster.get("spec") or {}).get("networking") or {}
         service_range = networking.get("serviceClusterIPRange") or (store.cluster.get("spec") or {}).get("serviceClusterIPRange")
@@ -233,13 +231,7 @@ class KubeWorld(object):
         to change it: the address of a terminated instance, which refuses connections), and ``kops-controller.internal.<cluster>``
         at the private addresses of its registered control-plane nodes (kept so as they are replaced), in the public
         and private hosted zones of the cluster's partition (its region's, else its state store's); note its API load
-        balancers' DNS names. Returns the list of record names changed. Reads nothing while the emulator saw no write
-        and the endpoints and control-plane addresses are those of the last pass (:func:`aws_generation`)."""
-        controller_ips = sorted(inst["ip"] for inst in self._registered(cluster, ("ControlPlane",)) if inst.get("ip"))
-        endpoints = sorted(f.address for f in cluster.endpoints.values())
-        read_at = (aws_generation(self.aws), endpoints, controller_ips)
-        if read_at[0] is not None and read_at == cluster.dns_read_at:
-            return []
+        balancers' DNS names. Returns the list of record names changed."""
         r53 = self.aws("route53", partition_region(cluster.store.region() or cluster.s3_region))
         changed = []
         names = ("api.%s." % cluster.name, "api.internal.%s." % cluster.name)
@@ -247,6 +239,8 @@ class KubeWorld(object):
         # dns.alpha.kubernetes.io/internal: kops-controller.internal.<cluster> (kops' kops-controller manifest), so
         # dns-controller keeps that record at the private addresses of the registered control-plane nodes
         controller = "kops-controller.internal.%s." % cluster.name
+        controller_ips = sorted(inst["ip"] for inst in self._registered(cluster, ("ControlPlane",)) if inst.get("ip"))
+        endpoints = sorted(f.address for f in cluster.endpoints.values())
         found_controller = None
         for zone in r53.list_hosted_zones().get("HostedZones", []):
             zone_name = zone["Name"]
@@ -299,7 +293,6 @@ class KubeWorld(object):
                 continue
         cluster.lb_names = sorted(set(lb_names))
         cluster.dns_updates.extend(changed)
-        cluster.dns_read_at = read_at  # kept only after a whole pass (a failed one reads again)
         return changed
 
     # -- loop ----------------------------------------------------------------------------------------
@@ -313,10 +306,7 @@ class KubeWorld(object):
             self.failed.clear()
             self.write_state(paused=True)
             return
-        now = aws_generation(self.aws)
-        if now is None or now != self._discovered_at:  # no write since the last discovery: the same clusters
-            self._found, self._discovered_at = self.discover(), now
-        found = self._found
+        found = self.discover()
         for key in [k for k in self.clusters if k not in found]:
             self.stop_cluster(key)
         for key, (name, s3_region) in found.items():
