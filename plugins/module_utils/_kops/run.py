@@ -15,8 +15,9 @@ from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import 
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import KopsError, KopsInterrupted, runner_from_module
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store import lock as store_lock
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.guard import StoreGuard
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.layout import store_key
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.reader import read_text
-from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError, parse_store_url
+from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError
 
 
 class PlanConflict(Exception):
@@ -91,10 +92,8 @@ class KopsRun(object):
         if self._kops_version_checked or self.module.params.get("allow_kops_downgrade", True) or self.guard.s3 is None:
             return
         self._kops_version_checked = True
-        bucket_prefix = parse_store_url(self.state_store)[1]
-        key = "%s%s/%s" % (bucket_prefix, self.cluster, binary_version.VERSION_FILE)
         try:
-            applied = read_text(self.guard.s3, self.state_store, key)
+            applied = read_text(self.guard.s3, self.state_store, store_key(self.state_store, self.cluster, binary_version.VERSION_FILE))
         except StoreError as exc:
             self.fail("cannot read the kops version that last applied cluster %s: %s" % (self.cluster, exc))
         if applied is None:
