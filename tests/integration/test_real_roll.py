@@ -285,7 +285,12 @@ def test_ctrl_c_mid_drain_says_what_it_left_and_the_rerun_converges(live):
         assert kops_processes(live.emulator) == []
         note = store_object(live, NOTE_KEY)
         left = detached(live)
-        assert note and note["signal"] == "SIGINT" and note["module"].endswith("rolling_update"), note
+        # the module records the first stop signal it got. ansible-core's controller passes SIGINT to the worker and, as
+        # it exits, terminates any worker still alive (task_queue_manager.py _cleanup_processes: SIGTERM, which the
+        # worker passes on too, WORKER_SHUTDOWN_POLL_COUNT 0); CI once saw SIGTERM first (stop 49), 45 tries under load
+        # here saw SIGINT. Either is the user's Ctrl-C; the note names the one that came.
+        assert note and note["signal"] in ("SIGINT", "SIGTERM") and note["module"].endswith("rolling_update"), note
+        assert "interrupted by %s: kops rolling-update cluster --yes was stopped" % note["signal"] in note["msg"], note["msg"]
         assert len(left) == 1 and all(i in note["msg"] and i in " ".join(note["left"]) for i in left), (left, note)
         assert "kops rolling-update cluster --yes was stopped" in note["msg"], note["msg"]
         # what the run wrote before the note: its lock and the kops roll it stopped (SIGTERM: exit -15)
