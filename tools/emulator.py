@@ -174,6 +174,8 @@ def one_request_at_a_time():
 
     def call(self, environ, start_response):
         with lock:
+            if not is_read(environ):
+                GENERATION[0] += 1  # before the write: a reader that sees the old number reads again next pass
             if not profile:
                 return dispatch(self, environ, start_response)
             key = request_kind(environ)
@@ -196,6 +198,44 @@ def one_request_at_a_time():
         atexit.register(dump)
         signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     DomainDispatcherApplication.__call__ = call
+
+
+# How many requests that may write have reached the emulator (GET /moto-api/kopsible/generation).
+GENERATION = [0]
+_READ_PREFIXES = ("Describe", "List", "Get")
+
+
+def is_read(environ):
+    """True for a request that cannot change the emulator's state: a GET or HEAD, or a Query-protocol or JSON-protocol
+    call whose operation starts with Describe, List or Get (AWS' naming of its read-only operations, e.g. EC2
+    ``DescribeInstances``, STS ``GetCallerIdentity``). Anything else counts as a write, moto's own ``/moto-api/`` POSTs
+    (reset, saved states) included; a read counted as a write only costs a reader one more pass."""
+    import io
+    import urllib.parse
+
+    method = environ.get("REQUEST_METHOD")
+    if method in ("GET", "HEAD"):
+        return True
+    target = environ.get("HTTP_X_AMZ_TARGET")
+    if target:
+        return target.rsplit(".", 1)[-1].startswith(_READ_PREFIXES)
+    if method != "POST" or "/moto-api/" in environ.get("PATH_INFO", ""):
+        return False
+    action = (urllib.parse.parse_qs(environ.get("QUERY_STRING", "")).get("Action") or [None])[0]
+    if action is None and "x-www-form-urlencoded" in environ.get("CONTENT_TYPE", ""):
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length)
+        environ["wsgi.input"] = io.BytesIO(body)
+        action = (urllib.parse.parse_qs(body.decode("utf-8", "replace")).get("Action") or [None])[0]
+    return bool(action) and action.startswith(_READ_PREFIXES)
+
+
+def generation(request, full_url, headers):
+    """``GET /moto-api/kopsible/generation``: ``{"generation": N}``, the number of requests that may have written
+    (:func:`is_read`) since the server started. An emulator extension (not an AWS API) for the kube world's stand-ins
+    (tools/kubeworld), which poll AWS state several times a second: while the number stands still, what they read last
+    still holds, so an idle world reads nothing."""
+    return 200, {"Content-Type": "application/json"}, json.dumps({"generation": GENERATION[0]})
 
 
 def request_kind(environ):
@@ -237,6 +277,7 @@ def register_regions_endpoint():
 
     urls.url_paths["{0}/moto-api/kopsible/regions"] = backend_regions
     urls.url_paths["{0}/moto-api/kopsible/state"] = saved_states
+    urls.url_paths["{0}/moto-api/kopsible/generation"] = generation
 
 
 SAVED_STATES = {}

@@ -51,6 +51,22 @@ def main(argv=None):
                 )
             return clients[key]
 
+    def generation():
+        # the emulator's write count (tools/emulator.py is_read): the stand-ins skip their AWS reads while it stands
+        # still. Asked afresh each time (a request that may write takes the emulator's request lock, so the count a
+        # reader gets is never older than a state it then reads): a number noted before a read and a write after it
+        # only cost one more read on the next pass.
+        import json
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(args.emulator_url + "/moto-api/kopsible/generation", timeout=10) as answer:
+                return json.load(answer)["generation"]
+        except (OSError, ValueError, KeyError):
+            return None
+
+    aws.generation = generation
+
     def partitions():
         # the partitions the emulator holds state in (GET /moto-api/kopsible/regions): a bucket can only be there
         import types

@@ -227,12 +227,22 @@ def user_data_hash(user_data_b64):
     return None
 
 
+def aws_generation(aws):
+    """The emulator's write count (``aws.generation()``, GET /moto-api/kopsible/generation; tools/emulator.py), or None
+    when ``aws`` cannot tell (then every read is made). A reader notes the number before it reads; while it stands
+    still, nothing in AWS changed and what it read last still holds."""
+    source = getattr(aws, "generation", None)
+    return source() if source is not None else None
+
+
 class StoreView(object):
     """The cluster's objects in its kops state store (``bucket``, key ``prefix`` ending with the cluster
-    name), read through an S3 client factory. Caches by object version."""
+    name), read through an S3 client factory. Caches by object version; with ``generation`` (a callable,
+    :func:`aws_generation`), :meth:`refresh` reads nothing while the emulator saw no write since its last read."""
 
-    def __init__(self, s3_factory, bucket, prefix):
+    def __init__(self, s3_factory, bucket, prefix, generation=None):
         self.s3_factory, self.bucket, self.prefix = s3_factory, bucket, prefix.strip("/")
+        self.generation, self.read_at = generation, None
         self.hash_versions = {}
         self.seen_versions = set()
         self.groups = {}
@@ -246,7 +256,11 @@ class StoreView(object):
 
     def refresh(self):
         """Re-read the cluster spec, the InstanceGroups and every version of each group's nodeup
-        config (only versions not read before)."""
+        config (only versions not read before). With ``generation``, nothing is read while the emulator's write count
+        is the one noted at the last pass that read every object (a pass with a failed read is not noted)."""
+        now = self.generation() if self.generation is not None else None
+        if now is not None and now == self.read_at:
+            return
         s3 = self.s3_factory()
         try:
             self.cluster = yaml.safe_load(self._get(s3, self.prefix + "/config")) or {}
@@ -254,12 +268,14 @@ class StoreView(object):
             return
         groups = {}
         versions = []
+        whole = True  # every object read: only then is the pass noted, so a failed read is made again next pass
         try:
             for page in s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self.prefix + "/instancegroup/"):
                 for obj in page.get("Contents", []):
                     try:
                         doc = yaml.safe_load(self._get(s3, obj["Key"])) or {}
                     except Exception:
+                        whole = False
                         continue
                     groups[doc.get("metadata", {}).get("name") or obj["Key"].rsplit("/", 1)[-1]] = doc.get("spec") or {}
             for page in s3.get_paginator("list_object_versions").paginate(Bucket=self.bucket, Prefix=self.prefix + "/igconfig/"):
@@ -274,12 +290,15 @@ class StoreView(object):
             try:
                 body = self._get(s3, v["Key"], v.get("VersionId"))
             except Exception:
+                whole = False
                 continue
             self.seen_versions.add(ident)
             digest = base64.b64encode(hashlib.sha256(body).digest()).decode()
             version = (yaml.safe_load(body) or {}).get("KubernetesVersion")
             if version:
                 self.hash_versions[digest] = str(version).lstrip("v")
+        if whole:
+            self.read_at = now
 
     def region(self):
         """The cluster's AWS region (str or None), from its first subnet's zone (``spec.networking.subnets``
@@ -305,6 +324,7 @@ class NodeAgent(object):
 
     def __init__(self, name, core, coordination, aws, store, knobs_path=None, period=0.5):
         self.name, self.core, self.coordination, self.aws, self.store = name, core, coordination, aws, store
+        self._instances, self._instances_at = [], None
         self.knobs_path, self.period = knobs_path, period
         self.userdata_hash = {}
         self.leases = {}
@@ -344,7 +364,11 @@ class NodeAgent(object):
 
     # -- instances -----------------------------------------------------------------------------------
     def instances(self):
-        """Running/pending instances of the cluster: list of dicts (id, zone, type, ip, dns, group, launch)."""
+        """Running/pending instances of the cluster: list of dicts (id, zone, type, ip, dns, group, launch); the list
+        read last while the emulator saw no write since (:func:`aws_generation`)."""
+        now = aws_generation(self.aws)
+        if now is not None and now == self._instances_at:
+            return list(self._instances)
         ec2 = self.aws("ec2", self.store.region())
         found = []
         filters = [{"Name": "tag:KubernetesCluster", "Values": [self.name]}, {"Name": "instance-state-name", "Values": ["pending", "running"]}]
@@ -368,7 +392,8 @@ class NodeAgent(object):
                             "template": (tags.get("aws:ec2launchtemplate:id"), tags.get("aws:ec2launchtemplate:version")),
                         }
                     )
-        return found
+        self._instances, self._instances_at = found, now
+        return list(found)
 
     def kubelet_version(self, inst):
         """The Kubernetes version ``inst`` was launched with (str, no ``v``), traced through its launch

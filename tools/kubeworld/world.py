@@ -47,7 +47,7 @@ from . import addons, pki
 from .control_plane import ControlPlane, ControlPlaneError
 from .endpoints import Forwarder
 from .etcd_manager import EtcdManager
-from .node_agent import NodeAgent, StoreView
+from .node_agent import NodeAgent, StoreView, aws_generation
 
 CA_SUFFIX = "/pki/private/kubernetes-ca/keyset.yaml"
 SA_SUFFIX = "/pki/private/service-account/keyset.yaml"
@@ -73,6 +73,7 @@ class Cluster(object):
         self.etcd_manager = None
         self.started = time.time()
         self.addons = None  # the system objects created in its API (addons.create), None until they are
+        self.dns_read_at = None  # (emulator write count, endpoints, control-plane addresses) of the last dns-controller pass
         self.endpoints = {}  # {instance id: endpoints.Forwarder} of the control-plane instances serving the API
 
 
@@ -88,6 +89,8 @@ class KubeWorld(object):
 
     def __init__(self, aws, prefix, state_dir, period=1.0, partitions=None):
         self.aws, self.prefix, self.state_dir, self.period = aws, prefix, state_dir, period
+        self._found, self._discovered_at = {}, None  # the last discovery and the emulator's write count then
+        self.discovery_partial = False
         self.partitions = partitions
         self.clusters = {}
         self.failed = {}
@@ -101,8 +104,10 @@ class KubeWorld(object):
     # -- discovery -------------------------------------------------------------------------------------
     def discover(self):
         """Clusters with a CA keyset and a config in any bucket of any partition:
-        ``{(bucket, prefix): (name, region of the bucket's partition)}``."""
+        ``{(bucket, prefix): (name, region of the bucket's partition)}``. Sets :attr:`discovery_partial` when a
+        bucket could not be listed (the next pass discovers again whatever the emulator's write count)."""
         found = {}
+        self.discovery_partial = False
         partitions = self.partitions() if self.partitions else sorted(GLOBAL_REGION)
         for region in [GLOBAL_REGION[p] for p in partitions if p in GLOBAL_REGION]:
             s3 = self.aws("s3", region)
@@ -112,6 +117,7 @@ class KubeWorld(object):
                     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket["Name"]):
                         keys.update(obj["Key"] for obj in page.get("Contents", []))
                 except Exception:
+                    self.discovery_partial = True
                     continue
                 for key in keys:
                     if key.endswith(CA_SUFFIX):
@@ -144,7 +150,7 @@ class KubeWorld(object):
         s3 = self.aws("s3", s3_region)
         ca = pki.parse_keyset(s3.get_object(Bucket=bucket, Key=prefix + CA_SUFFIX)["Body"].read())
         sa = pki.parse_keyset(s3.get_object(Bucket=bucket, Key=prefix + SA_SUFFIX)["Body"].read())
-        store = StoreView(lambda: self.aws("s3", s3_region), bucket, prefix)
+        store = StoreView(lambda: self.aws("s3", s3_region), bucket, prefix, generation=lambda: aws_generation(self.aws))
         store.refresh()
         networking = (store.cluster.get("spec") or {}).get("networking") or {}
         service_range = networking.get("serviceClusterIPRange") or (store.cluster.get("spec") or {}).get("serviceClusterIPRange")
@@ -231,7 +237,13 @@ class KubeWorld(object):
         to change it: the address of a terminated instance, which refuses connections), and ``kops-controller.internal.<cluster>``
         at the private addresses of its registered control-plane nodes (kept so as they are replaced), in the public
         and private hosted zones of the cluster's partition (its region's, else its state store's); note its API load
-        balancers' DNS names. Returns the list of record names changed."""
+        balancers' DNS names. Returns the list of record names changed. Reads nothing while the emulator saw no write
+        and the endpoints and control-plane addresses are those of the last pass (:func:`aws_generation`)."""
+        controller_ips = sorted(inst["ip"] for inst in self._registered(cluster, ("ControlPlane",)) if inst.get("ip"))
+        endpoints = sorted(f.address for f in cluster.endpoints.values())
+        read_at = (aws_generation(self.aws), endpoints, controller_ips)
+        if read_at[0] is not None and read_at == cluster.dns_read_at:
+            return []
         r53 = self.aws("route53", partition_region(cluster.store.region() or cluster.s3_region))
         changed = []
         names = ("api.%s." % cluster.name, "api.internal.%s." % cluster.name)
@@ -239,8 +251,6 @@ class KubeWorld(object):
         # dns.alpha.kubernetes.io/internal: kops-controller.internal.<cluster> (kops' kops-controller manifest), so
         # dns-controller keeps that record at the private addresses of the registered control-plane nodes
         controller = "kops-controller.internal.%s." % cluster.name
-        controller_ips = sorted(inst["ip"] for inst in self._registered(cluster, ("ControlPlane",)) if inst.get("ip"))
-        endpoints = sorted(f.address for f in cluster.endpoints.values())
         found_controller = None
         for zone in r53.list_hosted_zones().get("HostedZones", []):
             zone_name = zone["Name"]
@@ -275,6 +285,7 @@ class KubeWorld(object):
                 changed.extend(c["ResourceRecordSet"]["Name"] for c in changes)
         cluster.kops_controller_ips = found_controller
         lb_names = []
+        whole = True  # every load balancer list read: only then is the pass noted
         for service, key, call in (("elbv2", "LoadBalancers", "describe_load_balancers"), ("elb", "LoadBalancerDescriptions", "describe_load_balancers")):
             try:
                 client = self.aws(service, cluster.store.region())
@@ -290,9 +301,12 @@ class KubeWorld(object):
                     if tags.get("KubernetesCluster") == cluster.name and lb.get("DNSName"):
                         lb_names.append(lb["DNSName"].rstrip(".").lower())
             except Exception:
+                whole = False
                 continue
         cluster.lb_names = sorted(set(lb_names))
         cluster.dns_updates.extend(changed)
+        if whole:  # a failed pass (an exception) or a failed load balancer list reads again next pass
+            cluster.dns_read_at = read_at
         return changed
 
     # -- loop ----------------------------------------------------------------------------------------
@@ -306,7 +320,11 @@ class KubeWorld(object):
             self.failed.clear()
             self.write_state(paused=True)
             return
-        found = self.discover()
+        now = aws_generation(self.aws)
+        if now is None or now != self._discovered_at:  # no write since the last discovery: the same clusters
+            self._found = self.discover()
+            self._discovered_at = None if self.discovery_partial else now
+        found = self._found
         for key in [k for k in self.clusters if k not in found]:
             self.stop_cluster(key)
         for key, (name, s3_region) in found.items():
