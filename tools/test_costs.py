@@ -4,7 +4,7 @@ tests/conftest.py orders the test files longest first with it, so that pytest-xd
 the long files first and the short ones fill the end (longest-processing-time-first scheduling). Refresh it after
 a full run when files were added or changed much:
 
-    .venv/bin/python -m pytest -n 2 --dist loadfile --junitxml=/tmp/full.xml tests
+    .venv/bin/python -m pytest -n 3 --dist loadfile --junitxml=/tmp/full.xml tests
     .venv/bin/python tools/test_costs.py /tmp/full.xml
 """
 
