@@ -10,6 +10,7 @@ import zoneinfo
 
 import pytest
 
+from ansible_collections.kopsible.kops.plugins.module_utils._fleet.record import DAYS
 from harness.playbook import run_playbook
 
 BUCKET = "fleet-runs"
@@ -119,7 +120,7 @@ def test_a_killed_controller_is_taken_over_and_its_running_cluster_resumed_never
 def test_a_closed_maintenance_window_keeps_the_clusters_waiting(runs):
     # one minute a week, on the weekday three days from today there: closed now whenever this runs
     today = datetime.datetime.now(zoneinfo.ZoneInfo("Pacific/Kiritimati")).weekday()
-    day = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")[(today + 3) % 7]
+    day = DAYS[(today + 3) % 7]
     plan = dict(PLAN, window={"days": [day], "start": "00:00", "end": "00:01", "timezone": "Pacific/Kiritimati"})
     [(_, made), (_, claim)] = runs("job-1", {"plan": plan, "run": "windowed"}, {"state": "claimed", "cluster": "c0", "run": "windowed"})
     assert made["changed"] is True
