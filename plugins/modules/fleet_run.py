@@ -102,7 +102,15 @@ options:
             type: str
             default: UTC
       change:
-        description: What the run changes (free-form, e.g. C({kubernetes_version= 1.35.0})), kept in the record.
+        description:
+          - What the run changes, one kind per run, kept in the record; C(playbooks/fleet_update_run.yml) does it.
+          - C({kubernetes_version= 1.35.0}) upgrades each cluster with the M(kopsible.kops.upgrade) role's planned order.
+          - C({image= {image= ami-..., roles= [Node]}}) (or C(groups) with InstanceGroup names instead of C(roles),
+            default C(roles= [Node])) sets the image of the chosen InstanceGroups, applies and rolls them.
+          - C({kops_version= 1.36.2}) is a kops binary bump; the play's kops binary must be that version, the run is
+            refused before anything is written when a cluster was last applied with a newer kops (unless
+            C(allow_kops_downgrade)), and each cluster is updated, rolled and validated with it.
+          - Omitted, the upgrade role reads its own target (C(upgrade_kubernetes_version)).
         type: raw
   approved:
     description:

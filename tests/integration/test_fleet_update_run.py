@@ -18,7 +18,8 @@ import pytest
 import yaml
 
 from harness import fleet
-from harness.playbook import PlaybookRun, ansible_env
+from harness.kops_env import KOPS_VERSION, UBUNTU_AMI
+from harness.playbook import PlaybookRun, ansible_env, run_playbook
 from harness.store_factory import run_kops
 
 pytestmark = pytest.mark.kops
@@ -53,8 +54,9 @@ def run_fleet(emulator, tmp_path, holder, check=False, **more):
         fleet_run_holder=holder,
         aws_endpoint_url=emulator.url,
         aws_region="us-east-1",
-        **dict(fleet.CLOUD_ONLY_UPGRADE, **more),
+        **fleet.CLOUD_ONLY_UPGRADE,
     )
+    extra.update(more)
     extra_file = tmp_path / "extra.yml"
     extra_file.write_text(yaml.safe_dump(extra))
     env = ansible_env(emulator, {"ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json", "ANSIBLE_SHOW_CUSTOM_STATS": "1"})
@@ -138,3 +140,90 @@ def test_a_failed_canary_halts_the_run_and_the_approved_rerun_after_the_fix_resu
     assert len(claims) == 4 and all(not c["proceed"] and c["why"].startswith("done at ") for c in claims), claims
     assert not [n for n, r in third.results if "upgrade this cluster" in n and not r.get("skipped")]  # nothing rolled twice
     assert record(emulator)["clusters"] == state["clusters"]
+
+
+# the newer Ubuntu 24.04 image of the emulator's catalogue (tools/emulator_amis.json; the clusters start on UBUNTU_AMI)
+NEW_IMAGE = "ami-0a1b2c3d4e5f60003"
+WAVE = {"stages": [{"name": "canary", "clusters": ["i0.k8s.local"]}, {"name": "wave1", "clusters": ["i1.k8s.local"]}]}
+
+
+def group_instances(emulator, cluster):
+    """``{Auto Scaling group name: [(instance id, image id)]}`` of ``cluster``, read from the emulator's EC2."""
+    groups = emulator.client("autoscaling").describe_auto_scaling_groups()["AutoScalingGroups"]
+    ec2 = emulator.client("ec2")
+    out = {}
+    for group in groups:
+        if not group["AutoScalingGroupName"].endswith("." + cluster):
+            continue
+        ids = sorted(i["InstanceId"] for i in group["Instances"])
+        images = {i["InstanceId"]: i["ImageId"] for r in ec2.describe_instances(InstanceIds=ids)["Reservations"] for i in r["Instances"]} if ids else {}
+        out[group["AutoScalingGroupName"]] = [(i, images[i]) for i in ids]
+    return out
+
+
+def kops_version_applied(emulator, cluster):
+    return emulator.client("s3").get_object(Bucket=BUCKET, Key=cluster + "/kops-version.txt")["Body"].read().decode().strip()
+
+
+def test_an_image_wave_rolls_the_chosen_groups_and_a_kops_bump_refuses_a_downgrade_before_any_write(emulator, ssh_public_key, tmp_path):
+    names = ["i0.k8s.local", "i1.k8s.local"]
+    fleet.make_fleet(emulator, BUCKET, {name: ("1.35.0", None) for name in names}, ssh_public_key)
+    applied = run_playbook(
+        [{"name": n, "kopsible.kops.kops_cluster": {"name": n, "apply": True}} for n in names], emulator=emulator, kops=fleet.kops_settings(BUCKET)
+    )
+    assert applied.rc == 0, applied.stdout[-3000:]
+    before = {n: group_instances(emulator, n) for n in names}
+    assert all(image == UBUNTU_AMI for n in names for members in before[n].values() for _, image in members), before
+
+    # plans before action: check mode plans the image wave of every cluster and writes nothing
+    image_wave = dict(WAVE, change={"image": {"image": NEW_IMAGE}})
+    snapshot = emulator.snapshot()
+    preview = run_fleet(emulator, tmp_path, "job-image", check=True, fleet_run_name="image-wave", fleet_run_plan=image_wave)
+    assert preview.rc == 0, preview.stdout[-3000:]
+    assert emulator.snapshot() == snapshot, emulator.snapshot_diff(snapshot, emulator.snapshot())
+    plans = preview.custom_stats["fleet_run_preflight"]
+    assert {c: p["steps"][0] for c, p in plans.items()} == {n: "image %s on nodes-us-east-1a" % NEW_IMAGE for n in names}, plans
+    assert all(any("LaunchTemplate/nodes-us-east-1a" in line for line in p["cloud_plan"]) for p in plans.values()), plans
+    assert sorted(preview.custom_stats["fleet_run_approved_plan"]) == names
+
+    # the image wave: the Node groups (the default roles) get the new image, are applied and rolled, a cluster a stage
+    wave = run_fleet(emulator, tmp_path, "job-image", fleet_run_name="image-wave", fleet_run_plan=image_wave)
+    assert wave.rc == 0, wave.stdout[-3000:]
+    state = json.loads(emulator.client("s3").get_object(Bucket=BUCKET, Key="kopsible-fleet-runs/image-wave.json")["Body"].read())
+    assert {c: (e["state"], e["attempts"]) for c, e in state["clusters"].items()} == {n: ("done", 1) for n in names}
+    for name in names:
+        after = group_instances(emulator, name)
+        nodes, control_plane = "nodes-us-east-1a." + name, "control-plane-us-east-1a.masters." + name
+        assert after[control_plane] == before[name][control_plane]  # not chosen: the same instance, the old image
+        assert [image for _, image in after[nodes]] == [NEW_IMAGE] and after[nodes][0][0] != before[name][nodes][0][0], (before[name], after)
+        stored = yaml.safe_load(emulator.client("s3").get_object(Bucket=BUCKET, Key=name + "/instancegroup/nodes-us-east-1a")["Body"].read())
+        assert stored["spec"]["image"] == NEW_IMAGE
+    rolled = [r["rolled"] for n, r in wave.results if n.startswith("Fleet change - roll what the change replaced")]
+    assert [[g["name"] for g in r] for r in rolled] == [["nodes-us-east-1a"], ["nodes-us-east-1a"]], rolled
+
+    # a kops bump with a binary older than the kops that last applied i1 is refused before anything is written
+    bump = dict(WAVE, change={"kops_version": KOPS_VERSION})
+    s3 = emulator.client("s3")
+    s3.put_object(Bucket=BUCKET, Key="i1.k8s.local/kops-version.txt", Body=b"1.37.0")  # what kops 1.37.0's apply leaves
+    snapshot = emulator.snapshot()
+    refused = run_fleet(emulator, tmp_path, "job-bump", fleet_run_name="kops-bump", fleet_run_plan=bump)
+    assert refused.rc != 0
+    msg = refused.result("Fleet update run - a kops bump runs with the plan's kops and never downgrades a cluster (nothing is written before)")["msg"]
+    assert "kops %s is older than the kops that last applied i1.k8s.local (1.37.0)" % KOPS_VERSION in msg, msg
+    assert emulator.snapshot() == snapshot, emulator.snapshot_diff(snapshot, emulator.snapshot())
+    # a plan for another kops than the play's binary is refused the same way
+    other = run_fleet(emulator, tmp_path, "job-bump", fleet_run_name="kops-bump", fleet_run_plan=dict(WAVE, change={"kops_version": "1.36.9"}))
+    assert other.rc != 0 and emulator.snapshot() == snapshot
+    assert "the play runs kops %s, not 1.36.9" % KOPS_VERSION in other.stdout, other.stdout[-3000:]
+
+    # clusters last applied with kops 1.35.1 (as that kops leaves kops-version.txt): the bump applies, rolls and
+    # records them with the play's kops
+    for name in names:
+        s3.put_object(Bucket=BUCKET, Key=name + "/kops-version.txt", Body=b"1.35.1")
+    bumped = run_fleet(emulator, tmp_path, "job-bump", fleet_run_name="kops-bump", fleet_run_plan=bump)
+    assert bumped.rc == 0, bumped.stdout[-3000:]
+    assert [kops_version_applied(emulator, n) for n in names] == [KOPS_VERSION] * 2
+    state = json.loads(s3.get_object(Bucket=BUCKET, Key="kopsible-fleet-runs/kops-bump.json")["Body"].read())
+    assert {c: e["state"] for c, e in state["clusters"].items()} == dict.fromkeys(names, "done")
+    applies = [r for n, r in bumped.results if n.startswith("Fleet change - apply the cluster with this kops") and not r.get("skipped")]
+    assert [r["invocation"]["module_args"]["name"] for r in applies] == names, applies

@@ -43,11 +43,26 @@ def test_the_plan_is_stored_with_its_defaults():
         ({"stages": [{"name": "a", "clusters": ["c0"]}], "window": {"start": "25:00", "end": "04:00"}}, "plan.window.start"),
         ({"stages": [{"name": "a", "clusters": ["c0"]}], "window": {"start": "22:00", "end": "04:00", "days": ["funday"]}}, "plan.window.days"),
         ({"stages": [{"name": "a", "clusters": ["c0"]}], "window": {"start": "22:00", "end": "04:00", "timezone": "Mars/Olympus"}}, "plan.window.timezone"),
+        ({"stages": [{"name": "a", "clusters": ["c0"]}], "change": {"kubernetes_version": "1.35.0", "kops_version": "1.36.2"}}, "plan.change: "),
+        ({"stages": [{"name": "a", "clusters": ["c0"]}], "change": {"image": {"groups": ["nodes"]}}}, "plan.change.image.image"),
+        ({"stages": [{"name": "a", "clusters": ["c0"]}], "change": {"image": {"image": "ami-1", "groups": [], "roles": ["Node"]}}}, "not both"),
+        ({"stages": [{"name": "a", "clusters": ["c0"]}], "change": {"image": {"image": "ami-1", "roles": ["Worker"]}}}, "plan.change.image.roles"),
+        ({"stages": [{"name": "a", "clusters": ["c0"]}], "change": {"kops_version": "1.36"}}, "plan.change.kops_version"),
     ],
 )
 def test_a_broken_plan_is_named(plan, message):
     with pytest.raises(RuleError, match=message.replace("[", r"\[").replace("]", r"\]")):
         runs.check_plan(plan)
+
+
+def test_a_change_is_stored_in_its_checked_form():
+    stages = PLAN["stages"]
+    assert runs.check_plan({"stages": stages})["change"] is None
+    assert runs.check_plan({"stages": stages, "change": {"image": {"image": " ami-1 "}}})["change"] == {"image": {"image": "ami-1", "roles": ["Node"]}}
+    assert runs.check_plan({"stages": stages, "change": {"image": {"image": "ami-1", "groups": ["nodes-a"]}}})["change"] == {
+        "image": {"image": "ami-1", "groups": ["nodes-a"]}
+    }
+    assert runs.check_plan({"stages": stages, "change": {"kops_version": "v1.36.2"}})["change"] == {"kops_version": "1.36.2"}
 
 
 def test_a_window_across_midnight_in_its_own_time_zone():

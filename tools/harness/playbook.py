@@ -104,12 +104,11 @@ def _python():
 
 
 # Task keywords (not actions) of the tasks the tests write; an action is the one other key of a task.
-_TASK_KEYWORDS = {
-    "name", "register", "ignore_errors", "failed_when", "changed_when", "when", "loop", "loop_control", "vars",
-    "check_mode", "diff", "no_log", "until", "retries", "delay", "environment", "tags", "module_defaults",
-    "delegate_to", "run_once", "notify", "become", "async", "poll", "throttle", "timeout", "args", "listen",
-    "any_errors_fatal", "debugger", "collections",
-}
+_TASK_KEYWORDS = frozenset(
+    "name register ignore_errors failed_when changed_when when loop loop_control vars check_mode diff no_log until retries"
+    " delay environment tags module_defaults delegate_to run_once notify become async poll throttle timeout args listen"
+    " any_errors_fatal debugger collections".split()
+)
 _BLOCK_KEYS = ("block", "rescue", "always")
 # Actions after which the play's tasks are not all known from the list itself (they load tasks or roles of their own).
 _LOADERS = {"include_role", "import_role", "include_tasks", "import_tasks", "include_vars", "action", "local_action"}

@@ -88,7 +88,55 @@ def check_plan(plan):
     unknown = sorted(set(plan) - {"stages", "max_failures", "window", "change"})
     if unknown:
         raise RuleError("plan: unknown key(s) %s; a plan has stages, max_failures, window, change" % ", ".join(unknown))
-    return {"stages": checked, "max_failures": max_failures, "window": window, "change": plan.get("change")}
+    return {"stages": checked, "max_failures": max_failures, "window": window, "change": check_change(plan.get("change"))}
+
+
+# What a run may change, one kind per run (playbooks/fleet_update_run.yml does each): a Kubernetes version through the
+# upgrade role's planned order, a new image for chosen InstanceGroups then their roll, a kops binary bump (update,
+# roll, validate with the new kops).
+CHANGE_KINDS = ("kubernetes_version", "image", "kops_version")
+# InstanceGroup roles (pkg/apis/kops/instancegroup.go: InstanceGroupRoleControlPlane "ControlPlane", the older "Master"
+# that kops still reads, InstanceGroupRoleNode, InstanceGroupRoleBastion, InstanceGroupRoleAPIServer)
+IG_ROLES = ("ControlPlane", "Master", "Node", "Bastion", "APIServer")
+
+
+def check_change(change):
+    """The plan's ``change`` in its stored form (dict with one key of :data:`CHANGE_KINDS`), or None when the plan
+    names none (the upgrade role then reads its own target). ``kubernetes_version``: a version string.
+    ``image``: ``{image, groups}`` or ``{image, roles}``: the AMI (or kops image name) and the InstanceGroups that get
+    it, by name or by role (default ``roles: [Node]``). ``kops_version``: the semantic version of the kops binary the
+    run applies with (kops writes it to each cluster's kops-version.txt). Raises RuleError naming the field."""
+    if change is None:
+        return None
+    if not isinstance(change, dict) or len(change) != 1 or next(iter(change)) not in CHANGE_KINDS:
+        raise RuleError("plan.change: %r; give one of %s (e.g. {kubernetes_version: 1.35.0})" % (change, ", ".join(CHANGE_KINDS)))
+    kind, value = next(iter(change.items()))
+    if kind == "kubernetes_version":
+        if not isinstance(value, str) or not value.strip():
+            raise RuleError("plan.change.kubernetes_version: %r is not a version (e.g. 1.35.0)" % (value,))
+        return {kind: value.strip()}
+    if kind == "kops_version":
+        from ansible_collections.kopsible.kops.plugins.module_utils._kops import binary_version
+
+        if binary_version.parse(value) is None:
+            raise RuleError("plan.change.kops_version: %r is not a semantic version (e.g. 1.36.2; kops' kops-version.txt)" % (value,))
+        return {kind: str(value).strip().lstrip("v")}
+    if not isinstance(value, dict) or not isinstance(value.get("image"), str) or not value["image"].strip():
+        raise RuleError("plan.change.image.image: the image of the chosen InstanceGroups is needed (e.g. ami-0123456789abcdef0)")
+    unknown = sorted(set(value) - {"image", "groups", "roles"})
+    if unknown:
+        raise RuleError("plan.change.image: unknown key(s) %s; give image and groups or roles" % ", ".join(unknown))
+    if "groups" in value and "roles" in value:
+        raise RuleError("plan.change.image: give groups (InstanceGroup names) or roles, not both")
+    if "groups" in value:
+        groups = value["groups"]
+        if not isinstance(groups, list) or not groups or not all(isinstance(g, str) and g for g in groups):
+            raise RuleError("plan.change.image.groups: a non-empty list of InstanceGroup names is needed")
+        return {kind: {"image": value["image"].strip(), "groups": list(groups)}}
+    roles = value.get("roles", ["Node"])
+    if not isinstance(roles, list) or not roles or any(r not in IG_ROLES for r in roles):
+        raise RuleError("plan.change.image.roles: %r; give InstanceGroup roles of %s" % (roles, ", ".join(IG_ROLES)))
+    return {kind: {"image": value["image"].strip(), "roles": list(roles)}}
 
 
 def check_window(window):
