@@ -30,18 +30,25 @@ def stored_size(world, name=NODES):
     return spec["minSize"], spec["maxSize"]
 
 
-def wait_for_process(words, timeout=120):
-    """Block until a process whose command line holds all ``words`` has started and exited (read from /proc)."""
+def wait_for_process(words, endpoint, timeout=120):
+    """Block until a process whose command line holds all ``words`` and whose environment names ``endpoint`` (the
+    emulator's URL, which the modules give kops as S3_ENDPOINT) has started and exited (read from /proc). The endpoint
+    tells this test's kops from the kops of the tests other workers run at the same time on the same cluster name (a
+    full run saw another worker's ``kops get all`` end the wait before this test's run had read the spec)."""
+    marker = ("S3_ENDPOINT=" + endpoint).encode()
 
     def running():
         for pid in os.listdir("/proc"):
             try:
                 with open("/proc/%s/cmdline" % pid, "rb") as handle:
                     argv = handle.read().decode(errors="replace").split("\0")
+                if not all(w in argv for w in words):
+                    continue
+                with open("/proc/%s/environ" % pid, "rb") as handle:
+                    if marker in handle.read().split(b"\0"):
+                        return True
             except (IOError, OSError):
                 continue
-            if all(w in argv for w in words):
-                return True
         return False
 
     deadline = time.monotonic() + timeout
@@ -114,7 +121,7 @@ def test_lock_versions_accounts_and_protection(protected, kplay):
 
     def other_run_finishes():
         # once the waiting run's `kops get` has come and gone it has read the spec and waits for the lock
-        wait_for_process(["get", "all", "--name", CLUSTER])
+        wait_for_process(["get", "all", "--name", CLUSTER], world.emulator.url)
         time.sleep(1)
         body = s3.get_object(Bucket=BUCKET, Key=key)["Body"].read().decode().replace("maxSize: %d" % stored_size(world)[1], "maxSize: 7")
         s3.put_object(Bucket=BUCKET, Key=key, Body=body.encode())
@@ -202,7 +209,10 @@ def test_concurrent_runs_on_one_cluster_both_succeed(applied_cluster, cluster_pl
     labels = {"name": "labels", "kopsible.kops.kops_cluster": {"name": CLUSTER, "cloud_labels": {"cost-center": "42"}, "apply": True}, "ignore_errors": True}
     scale = ig_task("scale", min_size=2, max_size=2, apply=True)
     results = {}
-    readers = [threading.Thread(target=wait_for_process, args=(words,)) for words in (["get", "cluster", CLUSTER], ["get", "all", "--name", CLUSTER])]
+    readers = [
+        threading.Thread(target=wait_for_process, args=(words, kops_world.emulator.url))
+        for words in (["get", "cluster", CLUSTER], ["get", "all", "--name", CLUSTER])
+    ]
     for reader in readers:
         reader.start()
     plays = [threading.Thread(target=lambda t=t: results.update({t["name"]: kplay([t]).result(t["name"])})) for t in (labels, scale)]
