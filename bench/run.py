@@ -22,6 +22,9 @@ with its two sides interleaved (A B, B A, A B ...) so that load from other proce
    ``kops edit cluster --set`` + ``kops reconcile cluster --yes`` on fresh HA clusters with the kube world running,
    ``--upgrade-runs`` runs each for one minor version, then ``--upgrade-multi-runs`` each for three (the role's
    one plan against three chained ``kops reconcile`` runs).
+6. **Fleet update run** (bench/fleet.py, ``--sections fleet``): clusters per hour of playbooks/fleet_update_run.yml
+   over 6 gossip clusters, 2 per stage, without and with ``--latency-ms`` per AWS request, against the bound
+   clusters x cluster time / concurrency, and the run record's cost per cluster; 50 clusters projected.
 
 A run of only some sections (``--sections upgrade``) rewrites those sections of docs/benchmarks.md and keeps the
 others as they were, each under its own "measured at" line.
@@ -53,6 +56,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, ".cache", "collections"))
 
+from fleet import render_fleet, section_fleet  # noqa: E402
 from upgrade import render_upgrade  # noqa: E402
 
 import fault_proxy  # noqa: E402
@@ -796,6 +800,7 @@ def render(data):
         ("lifecycle", "3. Lifecycle", lambda d: render_lifecycle(d, data)),
         ("inventory", "4. Fleet inventory", render_inventory),
         ("upgrade", "5. Upgrade", lambda d: render_upgrade(d, fmt)),
+        ("fleet", "6. Fleet update run", lambda d: render_fleet(d, fmt)),
     ):
         if name in data and "error" in data[name]:
             lines += ["## " + title, "", "This section failed in this run:", "", "```", data[name]["error"], "```", ""]
@@ -805,7 +810,7 @@ def render(data):
     return "\n".join(lines) + "\n"
 
 
-SECTION_TITLES = {"noop": "## 1.", "overhead": "## 2.", "lifecycle": "## 3.", "inventory": "## 4.", "upgrade": "## 5."}
+SECTION_TITLES = {"noop": "## 1.", "overhead": "## 2.", "lifecycle": "## 3.", "inventory": "## 4.", "upgrade": "## 5.", "fleet": "## 6."}
 
 
 def merge(previous, current, measured, data):
@@ -1091,6 +1096,8 @@ def main(argv=None):
     )
     parser.add_argument("--latency-ms", type=float, default=50.0, help="overhead section: also scale with this modelled AWS round trip per request (0: not)")
     parser.add_argument("--inventory-subprocess-runs", type=int, default=1)
+    parser.add_argument("--fleet-clusters", type=int, default=6, help="fleet section: clusters in the fleet update run")
+    parser.add_argument("--fleet-concurrency", type=int, default=2, help="fleet section: clusters per stage (the first stage is the canary)")
     parser.add_argument(
         "--with-dns",
         action=argparse.BooleanOptionalAction,
@@ -1124,7 +1131,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="kopsible-bench-") as tmp:
         bench = Bench(args, tmp)
         try:
-            if set(sections) & {"noop", "overhead", "lifecycle", "upgrade"}:
+            if set(sections) & {"noop", "overhead", "lifecycle", "upgrade", "fleet"}:
                 bench.start()
                 log("emulator %s, counting proxy %s" % (bench.emulator.url, bench.proxy.url))
             if "noop" in sections or "overhead" in sections:
@@ -1151,6 +1158,8 @@ def main(argv=None):
                     "127.0.0.1",
                     args.upgrade_multi_runs,
                 )
+            if "fleet" in sections:  # last: it empties the emulator for each of its runs
+                guarded(data, "fleet", section_fleet, bench, log, args.fleet_clusters, args.fleet_concurrency, args.latency_ms)
         finally:
             bench.stop()
     if "inventory" in sections:
