@@ -49,7 +49,9 @@ def play(emulator, name, playbook, extra, check=False):
     run = run_playbook(
         playbook=os.path.join(ROOT, "examples", name, playbook), emulator=emulator, extra_vars=dict(example_vars(name), **extra), check=check, diff=check
     )
-    assert run.rc == 0, [(n, r.get("msg")) for n, r in run.results if r.get("failed")] or run.stderr[-2000:]
+    assert run.rc == 0, [
+        (n, r.get("msg"), [i.get("msg") for i in r.get("results") or [] if i.get("failed")]) for n, r in run.results if r.get("failed")
+    ] or run.stderr[-2000:]
     return run
 
 

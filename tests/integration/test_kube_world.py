@@ -433,6 +433,9 @@ def test_a_terminated_instance_leaves_no_daemonset_pod_behind(live):
     assert pods_for_node(core, node), "no pod on %s before the termination" % node
     ec2.terminate_instances(InstanceIds=[victim])
     wait_for(lambda: node not in {n.metadata.name for n in core.list_node().items})
+    # the pod garbage collector's pass right after the Node's deletion (a full run under load saw the pod a moment
+    # after the Node had gone, before that pass), then none comes back
+    wait_for(lambda: not pods_for_node(core, node), timeout=30)
     deadline = time.monotonic() + 8
     while time.monotonic() < deadline:  # the DaemonSet controller reacts within a second; a recreated pod would stay
         assert pods_for_node(core, node) == [], "pods for the removed node %s: %s" % (node, pods_for_node(core, node))
