@@ -103,75 +103,6 @@ def _python():
     return sys.executable
 
 
-# Task keywords (not actions) of the tasks the tests write; an action is the one other key of a task.
-_TASK_KEYWORDS = frozenset(
-    "name register ignore_errors failed_when changed_when when loop loop_control vars check_mode diff no_log until retries"
-    " delay environment tags module_defaults delegate_to run_once notify become async poll throttle timeout args listen"
-    " any_errors_fatal debugger collections".split()
-)
-_BLOCK_KEYS = ("block", "rescue", "always")
-# Actions after which the play's tasks are not all known from the list itself (they load tasks or roles of their own).
-_LOADERS = {"include_role", "import_role", "include_tasks", "import_tasks", "include_vars", "action", "local_action"}
-
-
-def _aws_group():
-    """The FQCNs of the modules in the ``aws`` action group (amazon.aws's and community.aws's meta/runtime.yml
-    ``action_groups.aws``), read once per process."""
-    global _AWS_GROUP
-    if _AWS_GROUP is None:
-        import ansible_collections
-
-        members = set()
-        for collection in ("amazon.aws", "community.aws"):
-            runtime = next(
-                path
-                for path in (os.path.join(root, *collection.split("."), "meta", "runtime.yml") for root in ansible_collections.__path__)
-                if os.path.exists(path)
-            )
-            with open(runtime) as handle:
-                members.update(collection + "." + name for name in yaml.safe_load(handle).get("action_groups", {}).get("aws", []))
-        _AWS_GROUP = frozenset(members)
-    return _AWS_GROUP
-
-
-_AWS_GROUP = None
-
-
-def _actions(tasks):
-    """Every action of ``tasks`` (blocks walked), or None when one of them loads tasks or roles of its own or sets
-    module_defaults itself."""
-    found = set()
-    for task in tasks:
-        if "module_defaults" in task:
-            # an action's own entry in the play would outrank a block's group/aws (ansible-core merges the
-            # defaults, then applies group entries before the action's: executor/module_common.py _get_action_arg_defaults)
-            return None
-        if any(key in task for key in _BLOCK_KEYS):
-            for key in _BLOCK_KEYS:
-                inner = _actions(task.get(key) or [])
-                if inner is None:
-                    return None
-                found |= inner
-            continue
-        keys = [key for key in task if key not in _TASK_KEYWORDS]
-        if len(keys) != 1 or keys[0].rsplit(".", 1)[-1] in _LOADERS:
-            return None
-        found.add(keys[0])
-    return found
-
-
-def _aws_defaults(tasks, aws):
-    """The play's AWS module_defaults: ``group/aws`` (what users write) when the tasks load roles or tasks of their
-    own, else one entry per module of the group the tasks call. Both give each module the same defaults; resolving
-    ``group/aws`` costs ansible-playbook about 0.7 CPU-s per play (ansible-core resolves each of its 340 actions
-    through the plugin loader: playbook/base.py _resolve_group), which a play of a few tasks does not need (issue 28).
-    ``group/aws`` stays proven by the collection's playbooks, roles' tests, Molecule scenarios and examples."""
-    actions = _actions(tasks)
-    if actions is None:
-        return {"group/aws": aws}
-    return {action: aws for action in sorted(actions & _aws_group())}
-
-
 KOPS_MODULES = ("kops_cluster", "kops_instancegroup", "rolling_update", "kops_cluster_info", "kops_instancegroup_info", "kops_toolbox_dump")
 
 
@@ -222,7 +153,7 @@ def run_playbook(
                 "access_key": emulator.aws_env()["AWS_ACCESS_KEY_ID"],
                 "secret_key": emulator.aws_env()["AWS_SECRET_ACCESS_KEY"],
             }
-            play["module_defaults"] = dict(_aws_defaults(tasks, aws), **{"group/kopsible.kops.kops": aws})
+            play["module_defaults"] = {"group/aws": aws, "group/kopsible.kops.kops": aws}
             for name in [m for m in KOPS_MODULES if os.path.exists(os.path.join(ROOT, "plugins", "modules", m + ".py"))] if kops else ():
                 play["module_defaults"]["kopsible.kops." + name] = dict(kops)
         playbook = os.path.join(workdir, "play.yml")
