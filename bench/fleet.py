@@ -22,18 +22,12 @@ import time
 import yaml
 
 from harness import fleet
-from harness.playbook import ansible_env
+from harness.playbook import _seconds, ansible_env
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUCKET = "kopsible-bench-fleet"
 FROM, TO = "1.34.1", "1.35.0"
 FLEET_TASKS = ("Fleet update run - may this cluster start now?", "Fleet update run - record the cluster done")
-
-
-def _seconds(start, end):
-    import datetime
-
-    return (datetime.datetime.fromisoformat(end) - datetime.datetime.fromisoformat(start)).total_seconds()
 
 
 def run_once(bench, log, clusters, concurrency, latency, index):
@@ -80,7 +74,7 @@ def run_once(bench, log, clusters, concurrency, latency, index):
     events = {(e["cluster"], e["event"]): e["at"] for e in record["events"] if e.get("cluster")}
     per_cluster = [_seconds(events[(n, "start")].replace("Z", "+00:00"), events[(n, "done")].replace("Z", "+00:00")) for n in names]
     data = json.loads(proc.stdout[proc.stdout.index("{") :])
-    record_seconds, stage_seconds, first_stage_task = 0.0, [], None
+    record_seconds, stage_seconds = 0.0, []
     for play in data["plays"]:
         name = play["play"]["name"]
         duration = play["play"].get("duration") or {}
@@ -90,7 +84,6 @@ def run_once(bench, log, clusters, concurrency, latency, index):
             span = task["task"].get("duration") or {}
             if task["task"]["name"] in FLEET_TASKS and span.get("start"):
                 record_seconds += _seconds(span["start"], span["end"])
-                first_stage_task = first_stage_task or span["start"]
     stages_count = len(stages)
     fixed = wall - sum(stage_seconds)
     row = {
