@@ -325,6 +325,21 @@ def _copy_backends(entries):
     return [entry[:3] + (backend,) for entry, backend in zip(entries, backends)]
 
 
+def _rebuild_bucket_accounts():
+    """Make moto's registry of bucket names (``s3_backends.bucket_accounts``: name -> (partition, account), S3's one
+    namespace across accounts) name exactly the buckets the S3 backends hold. A restore replaces the backends without
+    moto's own bookkeeping: a bucket made after the save stayed registered, so a later HeadBucket or CreateBucket of
+    that name looked for it in a backend without it and recursed until Python's limit (a 500 where AWS answers 404 or
+    creates the bucket), and a restored bucket was missing from the registry."""
+    from moto.s3.models import s3_backends
+
+    s3_backends.bucket_accounts.clear()
+    for account, partitions in list(s3_backends.items()):
+        for partition, backend in list(dict.items(partitions)):
+            for bucket in list(backend.buckets) + list(backend.table_buckets):
+                s3_backends.bucket_accounts[bucket] = (partition, account)
+
+
 def saved_states(request, full_url, headers):
     """``POST /moto-api/kopsible/state?save=NAME``, ``?restore=NAME`` and ``?drop=NAME``: keep a copy of every
     backend (the whole emulator's state) under NAME, make the emulator's state that copy again (the backends made
@@ -361,6 +376,7 @@ def saved_states(request, full_url, headers):
         reset_model_data()
         for bd, account, region, backend in _copy_backends(SAVED_STATES[name]):
             dict.__setitem__(bd[account], region, backend)
+        _rebuild_bucket_accounts()
         return 200, {"Content-Type": "application/json"}, json.dumps({"restored": name, "backends": len(SAVED_STATES[name])})
 
 
