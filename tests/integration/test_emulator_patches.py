@@ -38,6 +38,23 @@ def group_with_template(emulator, subnets, size=2):
     return template["LaunchTemplateId"], data
 
 
+def test_terminating_an_instance_of_a_group_whose_launch_template_is_gone_succeeds(emulator):
+    """kops delete cluster deletes an Auto Scaling group's launch template and terminates its instances in one pass.
+    On AWS the termination succeeds and the group's replacement launch fails later in its scaling activity; moto
+    answered TerminateInstances with a 500 (IndexError looking up the template), seen in a full test run's emulator
+    log."""
+    ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
+    _, subnets = vpc_with_subnets(ec2)
+    template_id, _ = group_with_template(emulator, subnets)
+    members = [m["InstanceId"] for m in asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["Instances"]]
+    ec2.delete_launch_template(LaunchTemplateId=template_id)
+    ec2.terminate_instances(InstanceIds=members[:1])
+    states = {i["InstanceId"]: i["State"]["Name"] for r in ec2.describe_instances(InstanceIds=members)["Reservations"] for i in r["Instances"]}
+    assert states == {members[0]: "terminated", members[1]: "running"}
+    left = [m["InstanceId"] for m in asg.describe_auto_scaling_groups(AutoScalingGroupNames=["g"])["AutoScalingGroups"][0]["Instances"]]
+    assert left == members[1:]
+
+
 def test_new_template_version_with_user_data_can_launch(emulator):
     ec2, asg = emulator.client("ec2"), emulator.client("autoscaling")
     _, subnets = vpc_with_subnets(ec2)

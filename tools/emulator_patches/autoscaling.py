@@ -35,6 +35,9 @@ def group_instances_keep_their_launch_template_version():
     AWS: the group launches from the version it names; each instance keeps the version it was
     launched from (kops compares ``id:version``, upup/pkg/fi/cloudup/awsup/aws_cloud.go
     findInstanceLaunchConfiguration); new instances are balanced across the group's subnets/AZs.
+    A replacement the group cannot launch because its launch template was deleted (``kops delete cluster``
+    deletes templates and terminates instances in one pass) fails in the group's scaling activity, later;
+    the TerminateInstances call that caused it succeeds (moto: IndexError -> HTTP 500 on TerminateInstances).
     """
     from moto.autoscaling import models as asg
 
@@ -56,6 +59,8 @@ def group_instances_keep_their_launch_template_version():
     def replace_autoscaling_group_instances(self, count_needed, propagated_tags):
         if not self.ec2_launch_template:
             return original(self, count_needed, propagated_tags)
+        if self.ec2_launch_template.id not in self.ec2_backend.launch_templates:
+            return
         subnets = [s for s in (self.vpc_zone_identifier or "").split(",") if s]
         for _ in range(count_needed):
             _launch_one(self, propagated_tags, subnets)
