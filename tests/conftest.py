@@ -3,6 +3,7 @@ between tests), and helpers to run real playbooks against it."""
 
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -33,11 +34,35 @@ BUCKET = "kopsible-state"
 
 
 @pytest.fixture(scope="session")
-def emulator_session():
-    emu = Emulator()
+def emulator_session(tmp_path_factory):
+    """The test worker's emulator (one per worker), logging to its own file (``emu.log_path``) so that
+    :func:`emulator_answered_no_500` reads this worker's requests only."""
+    emu = Emulator(log_path=str(tmp_path_factory.getbasetemp() / "emulator.log"))
     emu.start()
     yield emu
     emu.stop()
+
+
+@pytest.fixture(autouse=True)
+def emulator_answered_no_500(request):
+    """Fail a test (at teardown) during which the worker's emulator raised an unhandled error (werkzeug's "Error on
+    request" and a traceback: an HTTP 500 where AWS answers, a bug of moto or of tools/emulator_patches to patch,
+    never a case to test around). Tests that never start the emulator are not touched."""
+    if "emulator_session" not in request.fixturenames:
+        yield
+        return
+    emu = request.getfixturevalue("emulator_session")
+    start = os.path.getsize(emu.log_path)
+    yield
+    with open(emu.log_path, "rb") as handle:
+        handle.seek(start)
+        written = handle.read().decode(errors="replace")
+    if "Error on request:" in written:
+        error = written[written.index("Error on request:") :]
+        last = re.search(r"^[A-Za-z_][\w.]*(Error|Exception)\b.*$", error, re.M)  # the traceback's last line
+        error = error[: last.end()] if last else error[:4000]
+        count = written.count("Error on request:")
+        pytest.fail("the emulator answered %d request(s) with an unhandled error (HTTP 500); the first: %s" % (count, error[-4000:]), pytrace=False)
 
 
 @pytest.fixture

@@ -148,6 +148,21 @@ options:
   stage:
     description: The stage approved, for O(state=approved).
     type: str
+  kops_versions_applied:
+    description:
+      - For a kops binary bump (O(plan.change.kops_version)) with O(state=present), the kops version each planned
+        cluster was last applied with (its C(kops-version.txt)), cluster name to version, e.g. the
+        M(kopsible.kops.kops) inventory plugin's C(kops_version_applied) host variable.
+      - Before the run is made or resumed, O(kops_binary) must be the plan's version (C(kops version --short)), and
+        no cluster here may have been applied with a newer kops (kops refuses such an apply,
+        upup/pkg/fi/cloudup/apply_cluster.go) unless O(allow_kops_downgrade); otherwise the module fails naming them
+        and writes nothing.
+    type: dict
+    default: {}
+  allow_kops_downgrade:
+    description: Let a kops binary bump run over clusters last applied with a newer kops (kops C(--allow-kops-downgrade)).
+    type: bool
+    default: false
 extends_documentation_fragment:
   - kopsible.kops.kops.group
   - amazon.aws.common.modules
@@ -243,8 +258,10 @@ except ImportError:  # pragma: no cover - AnsibleAWSModule reports missing botoc
 
 from ansible_collections.kopsible.kops.plugins.module_utils._fleet import approval, store
 from ansible_collections.kopsible.kops.plugins.module_utils._fleet import record as runs
+from ansible_collections.kopsible.kops.plugins.module_utils._kops import binary_version
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import KopsModule, check_account, kops_argument_spec
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
+from ansible_collections.kopsible.kops.plugins.module_utils._kops.runner import KopsError, runner_from_module
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.spec import diff_paths
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.s3 import retry_config
 from ansible_collections.kopsible.kops.plugins.module_utils._state_store.url import StoreError
@@ -304,6 +321,8 @@ def argument_spec():
         outcome=dict(type="str", choices=["done", "failed", "skipped"]),
         reason=dict(type="str"),
         stage=dict(type="str"),
+        kops_versions_applied=dict(type="dict", default={}),
+        allow_kops_downgrade=dict(type="bool", default=False),
     )
 
 
@@ -371,6 +390,15 @@ def main():
         plan = check_params(params)
     except RuleError as exc:
         module.fail_json(msg=str(exc))
+    target = ((plan or {}).get("change") or {}).get("kops_version")
+    if target:
+        try:
+            binary = runner_from_module(module, params.get("state_store")).version()
+        except KopsError as exc:
+            module.fail_json(msg="kops_binary: %s could not tell its version: %s; nothing was written" % (params["kops_binary"], exc))
+        problem = binary_version.bump_problem(binary, target, params["kops_versions_applied"], params["allow_kops_downgrade"])
+        if problem:
+            module.fail_json(msg=problem, kops_version=binary)
     key = store.key_of(params["prefix"], params["run"])
     result = {"changed": False, "record_url": "s3://%s/%s" % (params["bucket"], key)}
     s3 = module.client("s3", config=retry_config())

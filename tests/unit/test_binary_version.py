@@ -48,3 +48,30 @@ def test_allow_kops_downgrade_flag():
     assert "--allow-kops-downgrade" not in update_cluster_args("c", yes=True)
     assert reconcile_cluster_args("c", allow_kops_downgrade=True) == ["reconcile", "cluster", "--name", "c", "--allow-kops-downgrade", "--yes"]
     assert kops_argv.flag_args("allow_kops_downgrade", False) == []
+
+
+@pytest.mark.parametrize(
+    "binary, target, applied, allow, refusal",
+    [
+        ("1.36.2", "1.36.2", {"a.k8s.local": "1.35.1", "b.k8s.local": None}, False, None),  # the bump itself
+        ("v1.36.2", "1.36.2", {}, False, None),  # kops version --short may print a leading v
+        ("1.36.2", "1.36.9", {}, False, "the play runs kops 1.36.2, not 1.36.9 (kops_binary)"),
+        (
+            "1.36.2",
+            "1.36.2",
+            {"b.k8s.local": "1.37.0", "a.k8s.local": "1.37.0-beta.1", "c.k8s.local": "1.36.2"},
+            False,
+            "kops 1.36.2 is older than the kops that last applied a.k8s.local (1.37.0-beta.1), b.k8s.local (1.37.0)",
+        ),
+        ("1.36.2", "1.36.2", {"b.k8s.local": "1.37.0"}, True, None),  # allow_kops_downgrade: kops --allow-kops-downgrade
+        ("1.36.2", "1.36.2", {"b.k8s.local": "garbage"}, False, None),  # kops' own parse error at apply says what is wrong
+    ],
+)
+def test_fleet_bump_problem(binary, target, applied, allow, refusal):
+    """A fleet's kops bump (fleet_run, plan.change.kops_version) is refused before anything is written on the rule
+    kops applies per cluster (is_downgrade), naming every cluster it would refuse."""
+    problem = binary_version.bump_problem(binary, target, applied, allow)
+    if refusal is None:
+        assert problem is None
+    else:
+        assert problem.startswith("plan.change.kops_version: ") and refusal in problem and "nothing was written" in problem

@@ -35,12 +35,37 @@ def parse(text):
     return (int(major), int(minor), int(patch), pre_key)
 
 
+def is_downgrade(binary_version, applied_version):
+    """True when kops ``binary_version`` is older than ``applied_version`` (both str), kops' refusal at apply
+    (upup/pkg/fi/cloudup/apply_cluster.go ``version.GT(kopsbase.Version)``); False when either cannot be read as a
+    semantic version (kops then reports its own error)."""
+    binary, applied = parse(binary_version), parse(applied_version)
+    return binary is not None and applied is not None and applied > binary
+
+
+def bump_problem(binary_version, target_version, applied_versions, allow_downgrade=False):
+    """The refusal (str) of a fleet's kops binary bump to ``target_version`` before anything is written, or None:
+    the binary that will apply (``binary_version``, from ``kops version --short``) is another version than the
+    plan's, or (unless ``allow_downgrade``) a cluster of ``applied_versions`` (dict: cluster name -> the version in
+    its kops-version.txt, None when unknown) was last applied with a newer kops, which kops would refuse at each
+    cluster's apply (:func:`is_downgrade`)."""
+    if parse(binary_version) != parse(target_version):
+        return "plan.change.kops_version: the play runs kops %s, not %s (kops_binary); nothing was written" % (binary_version, target_version)
+    newer = ["%s (%s)" % (name, applied) for name, applied in sorted(applied_versions.items()) if is_downgrade(target_version, applied)]
+    if not newer or allow_downgrade:
+        return None
+    return (
+        "plan.change.kops_version: kops %s is older than the kops that last applied %s (kops refuses to update a cluster "
+        "with an older version than last used: upup/pkg/fi/cloudup/apply_cluster.go); nothing was written. Set "
+        "allow_kops_downgrade: true for kops --allow-kops-downgrade" % (target_version, ", ".join(newer))
+    )
+
+
 def downgrade_problem(binary_version, applied_version, cluster, url):
     """The refusal (str) when kops ``binary_version`` is older than ``applied_version``, the version in the cluster's
     ``kops-version.txt`` at ``url``; None when it is not older, or when either version cannot be read as one (kops
     itself then reports its own error at apply)."""
-    binary, applied = parse(binary_version), parse(applied_version)
-    if binary is None or applied is None or applied <= binary:
+    if not is_downgrade(binary_version, applied_version):
         return None
     return (
         "kops_binary: kops %s is older than kops %s, which last applied cluster %s (%s). kops refuses to update a cluster with "
