@@ -126,6 +126,8 @@ options:
     description:
       - This controller's id for the run (e.g. the AWX job id, or a value the playbook makes once), required for every
         state but C(query). Each call renews its lease.
+      - For O(state=approved), the approver's id, kept in the approval's event; an approval does not take the run
+        (the job that runs the approved stage next needs no O(takeover)).
     type: str
   lease_seconds:
     description: How long the holder keeps the run without another call (seconds); another controller is refused meanwhile.
@@ -361,6 +363,9 @@ def change_for(params, plan, now, result, s3=None):
         if state == "released":
             runs.release(record, holder, now)
             return record, None
+        if state == "approved":  # a fact about the run, given by whoever approves: it does not hold the run
+            runs.approve(record, params["stage"], now, by=holder)
+            return record, None
         runs.take(record, holder, now, params["lease_seconds"], params["takeover"])
         if state == "claimed":
             decision = runs.decide(record, params["cluster"], now)
@@ -369,8 +374,6 @@ def change_for(params, plan, now, result, s3=None):
                 runs.start(record, params["cluster"], now, holder)
         elif state == "finished":
             runs.finish(record, params["cluster"], params["outcome"], params["reason"], now)
-        elif state == "approved":
-            runs.approve(record, params["stage"], now)
         return record, None
 
     return change

@@ -63,3 +63,16 @@ def test_refused_before_anything_is_written(spec, target, message):
     with pytest.raises(RuleError) as err:
         kops_upgrade.plan_upgrade(spec, target)
     assert str(err.value).startswith(message), str(err.value)
+
+
+def test_a_spec_at_the_target_without_readable_nodes_is_applied_and_rolled_again_where_the_cloud_differs():
+    """Without the Nodes (cloud-only, or no kubeconfig) a spec already at the target may be a run that wrote it and was
+    killed before its rolls (test_fleet_runner: a controller killed during a wave left the control plane half rolled
+    and the workers' launch template unapplied, and the resumed upgrade planned nothing). The plan is one resumed hop
+    at the spec's version and the workers after it: kops applies what differs and rolls what is outdated, nothing
+    where nothing is. With the Nodes read, a cluster at the target everywhere still plans nothing."""
+    plan = kops_upgrade.plan_upgrade("1.35.0", "1.35.0")
+    assert [(h["version"], h["resume"]) for h in plan["hops"]] == [("1.35.0", True)]
+    assert (plan["control_plane_rolls"], plan["worker_rolls"]) == (1, 1)
+    assert "the Nodes cannot be read" in plan["hops"][0]["why"] and plan["steps"][0].endswith("[resumed]")
+    assert kops_upgrade.plan_upgrade("1.35.0", "1.35.0", ["v1.35.0"], ["v1.35.0"])["hops"] == []

@@ -311,14 +311,15 @@ def finish(record, cluster, outcome, reason, now):
     _event(record, now, outcome, cluster=cluster, reason=reason)
 
 
-def approve(record, stage, now):
-    """Record the approval of ``stage``; returns True when it was not approved before. Refused for an unknown stage."""
+def approve(record, stage, now, by=None):
+    """Record the approval of ``stage`` (by ``by``, the approver's id, kept in the event); returns True when it was not
+    approved before. Refused for an unknown stage. The run's holder is not changed: approving is not running."""
     if stage not in [s["name"] for s in record["plan"]["stages"]]:
         raise Refused("stage %s is not in run %s (its stages: %s)" % (stage, record["run"], ", ".join(s["name"] for s in record["plan"]["stages"])))
     if stage in record.setdefault("approved", []):
         return False
     record["approved"].append(stage)
-    _event(record, now, "approved", stage=stage)
+    _event(record, now, "approved", stage=stage, **({"by": by} if by else {}))
     return True
 
 

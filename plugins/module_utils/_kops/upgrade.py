@@ -56,7 +56,9 @@ def plan_upgrade(
     """The hops of an upgrade of a cluster whose spec has ``spec_version`` to ``target`` (str versions).
 
     :param control_plane_kubelets: kubelet versions of the control-plane (and API-server) Nodes (list of str), or
-        None when the Nodes cannot be read: they are then taken to run ``spec_version``.
+        None when the Nodes cannot be read: they are then taken to run ``spec_version``, and a spec already at
+        ``target`` gets one resumed hop at its version (applied and rolled where the cloud differs, then the workers),
+        since only the Nodes would tell that a run which wrote the spec stopped before its rolls.
     :param worker_kubelets: the same for the other Nodes.
     :param hop_versions: versions for the intermediate minors (list of str, e.g. ``['1.33.12', '1.34.8']``); a minor
         not in it hops to ``X.Y.0``.
@@ -86,6 +88,11 @@ def plan_upgrade(
     if allow_version_skip or goal[:2] == spec[:2] or goal[0] != spec[0]:
         if goal != spec:
             versions.append((_text(goal), False, "to the target"))
+        elif control_plane_kubelets is None and not versions:
+            # the spec is at the target, but without the Nodes nothing tells whether a run that wrote it stopped before
+            # its rolls (a killed controller, a cloud-only run): apply and roll again where the cloud differs, control
+            # plane first; where nothing differs nothing changes
+            versions.append((_text(spec), True, "the Nodes cannot be read: the spec's version applied again and rolled where the cloud differs"))
     else:
         for minor in range(spec[1] + 1, goal[1] + 1):
             versions.append((hop_version((goal[0], minor), hop_versions, goal), False, "to the target" if minor == goal[1] else "one minor at a time"))
