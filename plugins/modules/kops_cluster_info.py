@@ -37,7 +37,8 @@ options:
         control plane (the Kubernetes version-skew policy). Needs O(name). Nothing is written.
       - With O(kubeconfig), the hops start from the kubelet versions the Nodes report, so a plan made after a run
         that stopped part-way first finishes the hop it stopped in; without it, the Nodes are taken to run the
-        stored spec's version.
+        stored spec's version, and a spec already at O(upgrade_to) gets one resumed hop at its version (applied and
+        rolled where the cloud differs), since only the Nodes would show a run that wrote it and stopped before its rolls.
       - Every hop is checked against the range kops v1.36.2 applies (1.31.0 up to below 1.37.0).
     type: str
   hop_versions:
