@@ -152,7 +152,7 @@ options:
     type: str
   kops_versions_applied:
     description:
-      - For a kops binary bump (O(plan.change.kops_version)) with O(state=present), the kops version each planned
+      - For a kops binary bump (C(plan.change.kops_version)) with O(state=present), the kops version each planned
         cluster was last applied with (its C(kops-version.txt)), cluster name to version, e.g. the
         M(kopsible.kops.kops) inventory plugin's C(kops_version_applied) host variable.
       - Before the run is made or resumed, O(kops_binary) must be the plan's version (C(kops version --short)), and
