@@ -26,6 +26,7 @@ import pytest
 from harness import fleet
 from harness.execution_environment import RESULT_EVENTS
 from harness.playbook import ansible_env, run_playbook
+from harness.process import descendants
 
 pytestmark = pytest.mark.kops
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -53,16 +54,7 @@ class Job:
         self.ident = ident = "job-%d" % job_id + ("-takeover" if extra_vars.get("fleet_run_takeover") else "")
         self.private = tmp_path / ident
         (self.private / "env").mkdir(parents=True)
-        variables = dict(
-            fleet.kops_settings(BUCKET),
-            fleet_run_name=RUN,
-            fleet_run_bucket=BUCKET,
-            fleet_run_plan=PLAN,
-            aws_endpoint_url=emulator.url,
-            aws_region="us-east-1",
-            **fleet.CLOUD_ONLY_UPGRADE,
-        )
-        variables.update(extra_vars)
+        variables = fleet.run_variables(emulator, BUCKET, RUN, PLAN, **extra_vars)
         (self.private / "env" / "extravars").write_text(json.dumps(variables))
         inventory = fleet.inventory_file(tmp_path / "fleet.kops.yml", emulator, BUCKET)
         runner = os.path.join(os.path.dirname(sys.executable), "ansible-runner")
@@ -89,7 +81,7 @@ class Job:
         no more), then killed. Returns the pids killed (set)."""
         frozen = set()
         while True:
-            found = _descendants(self.proc.pid) - frozen
+            found = set(descendants(self.proc.pid)) - frozen
             if not found:
                 break
             for pid in found:
@@ -118,26 +110,6 @@ class Job:
                 result = dict(data.get("res") or {}, skipped=True) if kind == "skipped" else dict(data.get("res") or {})
                 found.append((data["host"], data["task"], result))
         return found
-
-
-def _descendants(root):
-    """The pids of every live descendant of ``root`` (set), from /proc."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry) as handle:
-                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    found, todo = set(), [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
 
 
 def _signal(pid, signum):

@@ -46,17 +46,7 @@ def record(emulator):
 
 def run_fleet(emulator, tmp_path, holder, check=False, **more):
     inventory = fleet.inventory_file(tmp_path / "fleet.kops.yml", emulator, BUCKET)
-    extra = dict(
-        fleet.kops_settings(BUCKET),
-        fleet_run_name="upgrade-1.35",
-        fleet_run_bucket=BUCKET,
-        fleet_run_plan=PLAN,
-        fleet_run_holder=holder,
-        aws_endpoint_url=emulator.url,
-        aws_region="us-east-1",
-        **fleet.CLOUD_ONLY_UPGRADE,
-    )
-    extra.update(more)
+    extra = fleet.run_variables(emulator, BUCKET, "upgrade-1.35", PLAN, fleet_run_holder=holder, **more)
     extra_file = tmp_path / "extra.yml"
     extra_file.write_text(yaml.safe_dump(extra))
     env = ansible_env(emulator, {"ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json", "ANSIBLE_SHOW_CUSTOM_STATS": "1"})

@@ -19,6 +19,7 @@ import yaml
 
 from conftest import BUCKET, CLUSTER, live_world
 from harness.kubeworld_runner import wait_for
+from harness.process import descendants
 
 pytestmark = pytest.mark.kops
 FAST = dict(
@@ -79,25 +80,6 @@ def playbook_processes(pid):
         found.add(root)
         found.update(descendants(root))
     return sorted(found)
-
-
-def descendants(pid):
-    """Every process below ``pid`` (from /proc), deepest last."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open("/proc/%s/stat" % entry) as handle:
-                    ppid = int(handle.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def test_check_mode_prints_the_whole_plan_and_writes_nothing(small):

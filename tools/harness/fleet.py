@@ -66,3 +66,19 @@ def inventory_file(path, emulator, bucket, **options):
     config = dict({"plugin": "kopsible.kops.kops", "state_stores": ["s3://" + bucket], "endpoint_url": emulator.url, "region": "us-east-1"}, **options)
     path.write_text(yaml.safe_dump(config))
     return path
+
+
+def run_variables(emulator, bucket, run, plan, **more):
+    """The extra variables of a playbooks/fleet_update_run.yml run (dict): the fleet's kops settings, the run's name,
+    bucket and plan, the emulator as AWS, the cloud-only upgrade settings, then ``more``."""
+    variables = dict(
+        kops_settings(bucket),
+        fleet_run_name=run,
+        fleet_run_bucket=bucket,
+        fleet_run_plan=plan,
+        aws_endpoint_url=emulator.url,
+        aws_region="us-east-1",
+        **CLOUD_ONLY_UPGRADE,
+    )
+    variables.update(more)
+    return variables
