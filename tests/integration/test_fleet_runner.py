@@ -24,7 +24,7 @@ import time
 import pytest
 
 from harness import fleet
-from harness.execution_environment import RESULT_EVENTS
+from harness.execution_environment import JobRun, job_events
 from harness.playbook import ansible_env, run_playbook
 from harness.process import descendants
 
@@ -98,18 +98,9 @@ class Job:
         return self.proc.returncode, self.results()
 
     def results(self):
-        events_dir = self.private / "artifacts" / self.ident / "job_events"
-        # a killed job leaves events it had not finished writing as <uuid>-partial.json: only the numbered ones are whole
-        paths = [p for p in events_dir.glob("*.json") if p.name.split("-")[0].isdigit()] if events_dir.exists() else []
-        events = [json.loads(p.read_text()) for p in sorted(paths, key=lambda p: int(p.name.split("-")[0]))]
-        found = []
-        for event in events:
-            kind = RESULT_EVENTS.get(event.get("event"))
-            if kind:
-                data = event["event_data"]
-                result = dict(data.get("res") or {}, skipped=True) if kind == "skipped" else dict(data.get("res") or {})
-                found.append((data["host"], data["task"], result))
-        return found
+        """``[(host, task name, result dict)]`` from the job's events, in run order (a killed job's too)."""
+        run = JobRun(self.proc.returncode, None, "", "", job_events(str(self.private / "artifacts" / self.ident)))
+        return [(host, name, result) for host, (name, result) in zip(run.hosts, run.results)]
 
 
 def _signal(pid, signum):

@@ -41,14 +41,27 @@ def _run(argv, **kwargs):
     return proc
 
 
+def job_events(artifacts):
+    """The events of a job (list of dicts, in the order ansible-runner numbered them) from its artifacts directory
+    (``<private data dir>/artifacts/<ident>``); an event a killed job had not finished writing
+    (``<uuid>-partial.json``) is left out."""
+    paths = [p for p in glob.glob(os.path.join(artifacts, "job_events", "*.json")) if os.path.basename(p).split("-")[0].isdigit()]
+    events = []
+    for path in sorted(paths, key=lambda p: int(os.path.basename(p).split("-")[0])):
+        with open(path) as handle:
+            events.append(json.load(handle))
+    return events
+
+
 class JobRun:
     """One job's outcome, shaped like :class:`harness.playbook.PlaybookRun`: ``rc`` (int), ``status`` (ansible-runner's
     ``successful``/``failed``...), ``stdout`` (the job's output), ``stderr`` (ansible-runner's own),
-    ``results``: ``[(task name, result dict)]`` in run order, a role's task named ``"<role> : <task>"``."""
+    ``results``: ``[(task name, result dict)]`` in run order, a role's task named ``"<role> : <task>"``; ``hosts``: the
+    host of each result, in the same order."""
 
     def __init__(self, rc, status, stdout, stderr, events):
         self.rc, self.status, self.stdout, self.stderr, self.events = rc, status, stdout, stderr, events
-        self.results = []
+        self.results, self.hosts = [], []
         for event in events:
             kind = RESULT_EVENTS.get(event.get("event"))
             if not kind:
@@ -59,6 +72,7 @@ class JobRun:
             if kind == "skipped":  # ansible-runner's skipped event carries no result
                 result.setdefault("skipped", True)
             self.results.append((name, result))
+            self.hosts.append(data.get("host"))
 
     @property
     def failed(self):
@@ -199,10 +213,7 @@ class ExecutionEnvironment:
             run_env["KOPSIBLE_RESOLV_CONF"] = resolv_conf
         proc = subprocess.run(argv, capture_output=True, text=True, env=run_env, cwd=private_dir, timeout=timeout, check=False)
         artifacts = os.path.join(private_dir, "artifacts", ident)
-        events = []
-        for path in sorted(glob.glob(os.path.join(artifacts, "job_events", "*.json")), key=lambda p: int(os.path.basename(p).split("-")[0])):
-            with open(path) as handle:
-                events.append(json.load(handle))
+        events = job_events(artifacts)
         status, rc = "unknown", proc.returncode
         if os.path.exists(os.path.join(artifacts, "status")):
             with open(os.path.join(artifacts, "status")) as handle:
