@@ -9,10 +9,12 @@ nothing; an approved run refuses to start while a cluster differs from the appro
 again the same run resumes: the canary is tried again, then the waves; every cluster ends at the target, read back
 from the state store. A third run changes nothing: every cluster is done, none is upgraded twice."""
 
+import datetime
 import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 import yaml
@@ -190,6 +192,29 @@ def test_an_image_wave_rolls_the_chosen_groups_and_a_kops_bump_refuses_a_downgra
         assert stored["spec"]["image"] == NEW_IMAGE
     rolled = [r["rolled"] for n, r in wave.results if n.startswith("Fleet change - roll what the change replaced")]
     assert [[g["name"] for g in r] for r in rolled] == [["nodes-us-east-1a"], ["nodes-us-east-1a"]], rolled
+
+    # a maintenance window that closes mid-run: the window is the minute (UTC) the run starts in, 20 s before its end.
+    # The canary starts inside it and finishes after it closed (kops waits the 25 s node interval after replacing its
+    # node); wave1's claim comes after that: i1 does not start, and the run reports it waiting for the window (which
+    # opens again tomorrow at that minute)
+    image_back = dict(WAVE, change={"image": {"image": UBUNTU_AMI}})
+    time.sleep((40 - time.time() % 60) % 60)
+    opens = datetime.datetime.now(datetime.timezone.utc).replace(second=0, microsecond=0)
+    closes = opens + datetime.timedelta(minutes=1)
+    image_back["window"] = {"start": opens.strftime("%H:%M"), "end": closes.strftime("%H:%M"), "timezone": "UTC"}
+    windowed = run_fleet(emulator, tmp_path, "job-window", fleet_run_name="image-back", fleet_run_plan=image_back, upgrade_node_interval="25s")
+    assert windowed.rc == 0, windowed.stdout[-3000:]  # waiting for a window is not a failure
+    state = json.loads(emulator.client("s3").get_object(Bucket=BUCKET, Key="kopsible-fleet-runs/image-back.json")["Body"].read())
+    assert {c: e["state"] for c, e in state["clusters"].items()} == {"i0.k8s.local": "done", "i1.k8s.local": "pending"}, windowed.stdout[-3000:]
+    [canary_start] = [e["at"] for e in state["events"] if e["event"] == "start"]  # i1 never started
+    [canary_done] = [e["at"] for e in state["events"] if e["event"] == "done"]
+    assert canary_start < closes.isoformat().replace("+00:00", "Z") <= canary_done, (canary_start, closes, canary_done)
+    where = windowed.result("Fleet update run - where each cluster stands")["msg"]
+    tomorrow = (opens + datetime.timedelta(days=1)).isoformat().replace("+00:00", "Z")
+    assert "i1.k8s.local: not started: waiting for the maintenance window (opens %s)" % tomorrow in where, where
+    assert [image for members in group_instances(emulator, "i0.k8s.local").values() for _, image in members] == [UBUNTU_AMI] * 2
+    i1 = group_instances(emulator, "i1.k8s.local")
+    assert i1["nodes-us-east-1a.i1.k8s.local"][0][1] == NEW_IMAGE  # wave1 untouched
 
     # a kops bump with a binary older than the kops that last applied i1 is refused before anything is written
     bump = dict(WAVE, change={"kops_version": KOPS_VERSION})
