@@ -12,8 +12,6 @@ from the state store. A third run changes nothing: every cluster is done, none i
 import datetime
 import json
 import os
-import subprocess
-import sys
 import time
 
 import pytest
@@ -21,7 +19,7 @@ import yaml
 
 from harness import fleet
 from harness.kops_env import KOPS_VERSION, UBUNTU_AMI
-from harness.playbook import PlaybookRun, ansible_env, run_playbook
+from harness.playbook import run_playbook
 from harness.store_factory import run_kops
 
 pytestmark = pytest.mark.kops
@@ -47,15 +45,9 @@ def record(emulator):
 
 
 def run_fleet(emulator, tmp_path, holder, check=False, **more):
-    inventory = fleet.inventory_file(tmp_path / "fleet.kops.yml", emulator, BUCKET)
-    extra = fleet.run_variables(emulator, BUCKET, "upgrade-1.35", PLAN, fleet_run_holder=holder, **more)
-    extra_file = tmp_path / "extra.yml"
-    extra_file.write_text(yaml.safe_dump(extra))
-    env = ansible_env(emulator, {"ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json", "ANSIBLE_SHOW_CUSTOM_STATS": "1"})
-    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory), "-e", "@" + str(extra_file)]
-    argv += ["--check"] if check else []
-    proc = subprocess.run(argv + [os.path.join(ROOT, "playbooks", "fleet_update_run.yml")], capture_output=True, text=True, env=env, cwd=ROOT, timeout=1500)
-    return PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
+    more.setdefault("fleet_run_name", "upgrade-1.35")
+    more.setdefault("fleet_run_plan", PLAN)
+    return fleet.run_update(emulator, tmp_path, BUCKET, more.pop("fleet_run_name"), more.pop("fleet_run_plan"), holder, check=check, **more)
 
 
 def test_a_failed_canary_halts_the_run_and_the_approved_rerun_after_the_fix_resumes_it(emulator, ssh_public_key, tmp_path):
