@@ -64,10 +64,30 @@ options:
             type: str
             required: true
           clusters:
-            description: The stage's clusters (each cluster in one stage of the run).
+            description: The stage's clusters (each cluster in one stage of the run). Give O(plan.stages[].clusters) or O(plan.stages[].select).
             type: list
             elements: str
-            required: true
+          select:
+            description:
+              - Instead of O(plan.stages[].clusters), the clusters of O(inventory) in an inventory group and/or with
+                cloud labels, less those of the other stages, by name; the stage is cut into waves of
+                O(plan.stages[].wave_size). A stage V(wave) of several waves becomes the stages V(wave1), V(wave2), ...
+                in the record; each wave has the stage's O(plan.stages[].soak), the first its O(plan.stages[].approval).
+              - A selection that matches no cluster of O(inventory) is refused.
+            type: dict
+            suboptions:
+              group:
+                description: An inventory group, e.g. a C(keyed_groups) group of the M(kopsible.kops.kops) inventory plugin.
+                type: str
+              labels:
+                description: Cloud labels (the cluster spec's C(cloudLabels)) a cluster must have, all of them.
+                type: dict
+          wave_size:
+            description:
+              - Clusters per wave of a O(plan.stages[].select) stage, a count or a percentage of the stage's clusters
+                (V(25%)), rounded up and at least 1 as Kubernetes scales percentages rounded up
+                (intstr.GetScaledValueFromIntOrPercent, kops' maxSurge). Omitted, one wave.
+            type: raw
           soak:
             description: How long to wait after the stage's last cluster finished before the next stage starts, a Go duration such as C(30m).
             type: str
@@ -112,6 +132,12 @@ options:
             C(allow_kops_downgrade)), and each cluster is updated, rolled and validated with it.
           - Omitted, the upgrade role reads its own target (C(upgrade_kubernetes_version)).
         type: raw
+  inventory:
+    description:
+      - The clusters O(plan.stages[].select) chooses from, for O(state=present) - cluster name -> C(groups) (its
+        inventory groups) and C(labels) (its cloud labels); C(playbooks/fleet_update_run.yml) passes its inventory's.
+    type: dict
+    default: {}
   approved:
     description:
       - The approved plan of O(state=present), as the check-mode run of C(playbooks/fleet_update_run.yml) publishes it
@@ -188,6 +214,22 @@ EXAMPLES = r"""
         - {name: canary, clusters: [c0.example.org], soak: 30m}
         - {name: wave1, clusters: [c1.example.org, c2.example.org], approval: true}
       window: {days: [mon, tue, wed, thu], start: "22:00", end: "04:00", timezone: Europe/Berlin}
+
+- name: A canary, then the rest of the production clusters in waves of a quarter (stages rest1, rest2, ...)
+  kopsible.kops.fleet_run:
+    bucket: my-kops-state
+    run: upgrade-1.35-prod
+    holder: "{{ tower_job_id | default(run_holder) }}"
+    plan:
+      change: {kubernetes_version: 1.35.0}
+      stages:
+        - {name: canary, clusters: [c0.example.org], soak: 1h}
+        - {name: rest, select: {labels: {environment: production}}, wave_size: 25%, soak: 30m, approval: true}
+    # what the selection chooses from: cluster -> its inventory groups and cloud labels (the playbook passes its own)
+    inventory:
+      c0.example.org: {groups: [prod], labels: {environment: production}}
+      c1.example.org: {groups: [prod], labels: {environment: production}}
+      c2.example.org: {groups: [prod], labels: {environment: production}}
 
 - name: May this cluster start now?
   kopsible.kops.fleet_run:
@@ -297,7 +339,9 @@ def argument_spec():
                     required=True,
                     options=dict(
                         name=dict(type="str", required=True),
-                        clusters=dict(type="list", elements="str", required=True),
+                        clusters=dict(type="list", elements="str"),
+                        select=dict(type="dict", options=dict(group=dict(type="str"), labels=dict(type="dict"))),
+                        wave_size=dict(type="raw"),
                         soak=dict(type="str", default="0"),
                         approval=dict(type="bool", default=False),
                     ),
@@ -315,6 +359,7 @@ def argument_spec():
                 change=dict(type="raw"),
             ),
         ),
+        inventory=dict(type="dict", default={}),
         approved=dict(type="dict"),
         holder=dict(type="str"),
         lease_seconds=dict(type="int", default=1800),
@@ -337,7 +382,7 @@ def check_params(params):
             raise RuleError("%s: needed for state=%s" % (option, params["state"]))
     if params["lease_seconds"] < 1:
         raise RuleError("lease_seconds: %d; a lease is 1 second or more" % params["lease_seconds"])
-    return runs.check_plan(params["plan"]) if params["state"] == "present" else None
+    return runs.check_plan(runs.expand_stages(params["plan"], params["inventory"])) if params["state"] == "present" else None
 
 
 def change_for(params, plan, now, result, s3=None):
@@ -399,7 +444,9 @@ def main():
             binary = runner_from_module(module, params.get("state_store")).version()
         except KopsError as exc:
             module.fail_json(msg="kops_binary: %s could not tell its version: %s; nothing was written" % (params["kops_binary"], exc))
-        problem = binary_version.bump_problem(binary, target, params["kops_versions_applied"], params["allow_kops_downgrade"])
+        planned = set(c for stage in plan["stages"] for c in stage["clusters"])
+        applied = dict((c, v) for c, v in params["kops_versions_applied"].items() if c in planned)
+        problem = binary_version.bump_problem(binary, target, applied, params["allow_kops_downgrade"])
         if problem:
             module.fail_json(msg=problem, kops_version=binary)
     key = store.key_of(params["prefix"], params["run"])

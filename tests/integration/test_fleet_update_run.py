@@ -1,6 +1,7 @@
 """playbooks/fleet_update_run.yml over the kopsible.kops.kops inventory (issue 31): four gossip clusters made with the
-real kops in one state store, a run of three stages (canary c0; wave1 c1 and c2 after a 2 s soak; wave2 c3), the
-upgrade role per cluster (cloud-only: these clusters have no control plane), the record in S3.
+real kops in one state store, a run of three stages (canary c0; then the other clusters with the cloud label tier=prod
+in waves of two, chosen from the inventory: wave1 c1 and c2 after a 2 s soak, wave2 c3), the upgrade role per cluster
+(cloud-only: these clusters have no control plane), the record in S3.
 
 The canary fails (its version is newer than the target: a downgrade, refused before anything is written) and the run
 halts before any wave starts, naming why for each cluster. After the fix (the canary's version set back, as a person
@@ -30,8 +31,8 @@ PLAN = {
     "change": {"kubernetes_version": "1.35.0"},
     "stages": [
         {"name": "canary", "clusters": ["c0.k8s.local"], "soak": "2s"},
-        {"name": "wave1", "clusters": ["c1.k8s.local", "c2.k8s.local"]},
-        {"name": "wave2", "clusters": ["c3.k8s.local"]},
+        # the other clusters labelled tier=prod (c1, c2, c3), two a wave: the record's stages wave1 (c1, c2), wave2 (c3)
+        {"name": "wave", "select": {"labels": {"tier": "prod"}}, "wave_size": 2},
     ],
 }
 
@@ -51,7 +52,7 @@ def run_fleet(emulator, tmp_path, holder, check=False, **more):
 
 
 def test_a_failed_canary_halts_the_run_and_the_approved_rerun_after_the_fix_resumes_it(emulator, ssh_public_key, tmp_path):
-    fleet.make_fleet(emulator, BUCKET, {name: (version, None) for name, version in CLUSTERS.items()}, ssh_public_key)
+    fleet.make_fleet(emulator, BUCKET, {name: (version, {"tier": "prod"}) for name, version in CLUSTERS.items()}, ssh_public_key)
     s3 = emulator.client("s3")
 
     first = run_fleet(emulator, tmp_path, "job-1")

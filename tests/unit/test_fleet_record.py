@@ -161,3 +161,71 @@ def test_an_approved_plan_names_what_changed_since():
     with pytest.raises(runs.Refused) as refused:
         approval.check_approved(record, {"c0": {}}, s3=None)  # c0 was started by the run: not compared
     assert "c1: not in the approved plan" in refused.value.message and "c0" not in refused.value.message
+
+
+# an inventory as playbooks/fleet_update_run.yml passes it: cluster -> its inventory groups and cloud labels
+INVENTORY = {"p%d" % i: {"groups": ["all", "prod"], "labels": {"environment": "production", "team": "a" if i < 3 else "b"}} for i in range(7)}
+INVENTORY["s0"] = {"groups": ["all", "staging"], "labels": {"environment": "staging"}}
+
+
+def test_a_selecting_stage_is_cut_into_waves_of_a_percentage_rounded_up_less_the_canary():
+    plan = {
+        "stages": [
+            {"name": "canary", "clusters": ["p0"], "soak": "1h"},
+            {"name": "rest", "select": {"group": "prod"}, "wave_size": "34%", "soak": "30m", "approval": True},
+        ]
+    }
+    stages = runs.check_plan(runs.expand_stages(plan, INVENTORY))["stages"]
+    # 6 clusters left; 34 % of 6 is 2.04, rounded up to 3 (intstr.GetScaledValueFromIntOrPercent, roundUp)
+    assert [(s["name"], s["clusters"], s["soak_seconds"], s["approval"]) for s in stages] == [
+        ("canary", ["p0"], 3600, False),
+        ("rest1", ["p1", "p2", "p3"], 1800, True),  # the selection is approved once, before its first wave
+        ("rest2", ["p4", "p5", "p6"], 1800, False),
+    ]
+
+
+@pytest.mark.parametrize(
+    "select, size, waves",
+    [
+        ({"labels": {"team": "a"}}, 1, [["p0"], ["p1"], ["p2"]]),  # every label given must match
+        ({"group": "prod", "labels": {"team": "b"}}, None, [["p3", "p4", "p5", "p6"]]),  # one wave: the stage keeps its name
+        ({"labels": {"environment": "production"}}, "1%", [["p%d" % i] for i in range(7)]),  # at least 1 a wave
+        ({"group": "prod"}, "100%", [["p%d" % i for i in range(7)]]),
+    ],
+)
+def test_a_selection_by_group_or_labels_in_name_order(select, size, waves):
+    stage = {"name": "w", "select": select, "wave_size": size}
+    stages = runs.check_plan(runs.expand_stages({"stages": [stage]}, INVENTORY))["stages"]
+    assert [s["clusters"] for s in stages] == waves
+    assert [s["name"] for s in stages] == (["w"] if len(waves) == 1 else ["w%d" % n for n in range(1, len(waves) + 1)])
+
+
+def test_a_selection_whose_clusters_are_all_in_other_stages_adds_no_stage():
+    plan = {"stages": [{"name": "canary", "clusters": ["s0"]}, {"name": "rest", "select": {"group": "staging"}}]}
+    assert [s["name"] for s in runs.check_plan(runs.expand_stages(plan, INVENTORY))["stages"]] == ["canary"]
+
+
+@pytest.mark.parametrize(
+    "stage, message",
+    [
+        ({"name": "w", "select": {"group": "dev"}}, "plan.stages[0].select: {'group': 'dev'} matches no cluster of the inventory (8 clusters)"),
+        ({"name": "w", "select": {}}, "plan.stages[0].select: give group"),
+        ({"name": "w", "select": {"group": "prod"}, "wave_size": 0}, "plan.stages[0].wave_size: 0; give a count"),
+        ({"name": "w", "select": {"group": "prod"}, "wave_size": "0%"}, "plan.stages[0].wave_size"),
+        ({"name": "w", "select": {"group": "prod"}, "wave_size": "150%"}, "plan.stages[0].wave_size"),
+        ({"name": "w", "select": {"group": "prod"}, "wave_size": "half"}, "plan.stages[0].wave_size"),
+        ({"name": "w", "select": {"group": "prod"}, "clusters": ["p0"]}, "plan.stages[0]: give clusters or select, not both"),
+        ({"name": "w", "clusters": ["p0"], "wave_size": 2}, "plan.stages[0].wave_size: only a stage with select"),
+    ],
+)
+def test_a_broken_selection_is_named(stage, message):
+    with pytest.raises(
+        RuleError, match=message.replace("[", r"\[").replace("]", r"\]").replace("{", r"\{").replace("}", r"\}").replace("(", r"\(").replace(")", r"\)")
+    ):
+        runs.expand_stages({"stages": [stage]}, INVENTORY)
+
+
+def test_explicit_stages_are_kept_as_the_module_gives_them():
+    # the module's argument spec fills select and wave_size with None for an explicit stage
+    stage = {"name": "a", "clusters": ["c0"], "soak": "0", "approval": False, "select": None, "wave_size": None}
+    assert runs.expand_stages({"stages": [stage]}, {}) == {"stages": [{"name": "a", "clusters": ["c0"], "soak": "0", "approval": False}]}
