@@ -300,7 +300,7 @@ try:
 except ImportError:  # pragma: no cover - AnsibleAWSModule reports missing botocore
     BotoCoreError = ClientError = Exception
 
-from ansible_collections.kopsible.kops.plugins.module_utils._fleet import approval, store
+from ansible_collections.kopsible.kops.plugins.module_utils._fleet import approval, selection, store
 from ansible_collections.kopsible.kops.plugins.module_utils._fleet import record as runs
 from ansible_collections.kopsible.kops.plugins.module_utils._kops import binary_version
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.common import KopsModule, check_account, kops_argument_spec
@@ -382,7 +382,7 @@ def check_params(params):
             raise RuleError("%s: needed for state=%s" % (option, params["state"]))
     if params["lease_seconds"] < 1:
         raise RuleError("lease_seconds: %d; a lease is 1 second or more" % params["lease_seconds"])
-    return runs.check_plan(runs.expand_stages(params["plan"], params["inventory"])) if params["state"] == "present" else None
+    return runs.check_plan(selection.expand_stages(params["plan"], params["inventory"])) if params["state"] == "present" else None
 
 
 def change_for(params, plan, now, result, s3=None):

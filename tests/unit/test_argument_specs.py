@@ -16,8 +16,8 @@ from ansible_collections.kopsible.kops.plugins.module_utils._kops import common 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODULES = sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "plugins", "modules")) if f.endswith(".py") and not f.startswith("_"))
 # Dict options whose keys are the user's own (labels, tags, environment variables, free spec fields, the cluster names of
-# fleet_run's approved plan): no suboptions.
-FREE_FORM = {"node_labels", "cloud_labels", "spec", "kops_env", "approved", "kops_versions_applied"}  # keys are names the user chooses
+# fleet_run's approved plan and inventory, a selection's cloud labels): no suboptions.
+FREE_FORM = {"node_labels", "cloud_labels", "spec", "kops_env", "approved", "kops_versions_applied", "inventory", "labels"}  # keys are names the user chooses
 
 
 def module(name):

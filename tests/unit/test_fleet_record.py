@@ -6,6 +6,7 @@ import datetime
 import pytest
 
 from ansible_collections.kopsible.kops.plugins.module_utils._fleet import record as runs
+from ansible_collections.kopsible.kops.plugins.module_utils._fleet import selection
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError
 
 UTC = datetime.timezone.utc
@@ -175,7 +176,7 @@ def test_a_selecting_stage_is_cut_into_waves_of_a_percentage_rounded_up_less_the
             {"name": "rest", "select": {"group": "prod"}, "wave_size": "34%", "soak": "30m", "approval": True},
         ]
     }
-    stages = runs.check_plan(runs.expand_stages(plan, INVENTORY))["stages"]
+    stages = runs.check_plan(selection.expand_stages(plan, INVENTORY))["stages"]
     # 6 clusters left; 34 % of 6 is 2.04, rounded up to 3 (intstr.GetScaledValueFromIntOrPercent, roundUp)
     assert [(s["name"], s["clusters"], s["soak_seconds"], s["approval"]) for s in stages] == [
         ("canary", ["p0"], 3600, False),
@@ -195,14 +196,14 @@ def test_a_selecting_stage_is_cut_into_waves_of_a_percentage_rounded_up_less_the
 )
 def test_a_selection_by_group_or_labels_in_name_order(select, size, waves):
     stage = {"name": "w", "select": select, "wave_size": size}
-    stages = runs.check_plan(runs.expand_stages({"stages": [stage]}, INVENTORY))["stages"]
+    stages = runs.check_plan(selection.expand_stages({"stages": [stage]}, INVENTORY))["stages"]
     assert [s["clusters"] for s in stages] == waves
     assert [s["name"] for s in stages] == (["w"] if len(waves) == 1 else ["w%d" % n for n in range(1, len(waves) + 1)])
 
 
 def test_a_selection_whose_clusters_are_all_in_other_stages_adds_no_stage():
     plan = {"stages": [{"name": "canary", "clusters": ["s0"]}, {"name": "rest", "select": {"group": "staging"}}]}
-    assert [s["name"] for s in runs.check_plan(runs.expand_stages(plan, INVENTORY))["stages"]] == ["canary"]
+    assert [s["name"] for s in runs.check_plan(selection.expand_stages(plan, INVENTORY))["stages"]] == ["canary"]
 
 
 @pytest.mark.parametrize(
@@ -222,10 +223,10 @@ def test_a_broken_selection_is_named(stage, message):
     with pytest.raises(
         RuleError, match=message.replace("[", r"\[").replace("]", r"\]").replace("{", r"\{").replace("}", r"\}").replace("(", r"\(").replace(")", r"\)")
     ):
-        runs.expand_stages({"stages": [stage]}, INVENTORY)
+        selection.expand_stages({"stages": [stage]}, INVENTORY)
 
 
 def test_explicit_stages_are_kept_as_the_module_gives_them():
     # the module's argument spec fills select and wave_size with None for an explicit stage
     stage = {"name": "a", "clusters": ["c0"], "soak": "0", "approval": False, "select": None, "wave_size": None}
-    assert runs.expand_stages({"stages": [stage]}, {}) == {"stages": [{"name": "a", "clusters": ["c0"], "soak": "0", "approval": False}]}
+    assert selection.expand_stages({"stages": [stage]}, {}) == {"stages": [{"name": "a", "clusters": ["c0"], "soak": "0", "approval": False}]}

@@ -4,5 +4,6 @@
 
 - :mod:`.record`: the run's record and its rules (stages, soak, approval, maintenance window, halting budget, the
   holder's lease), pure functions.
+- :mod:`.selection`: stages that select their clusters from the inventory (group, cloud labels), cut into waves.
 - :mod:`.store`: the record as a JSON object in S3, read and written with conditional PUTs.
 """
