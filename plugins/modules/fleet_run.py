@@ -100,6 +100,12 @@ options:
         description: How many clusters may fail before the run halts (no further cluster starts).
         type: int
         default: 0
+      cluster_budget:
+        description:
+          - The time budget of one cluster, a Go duration such as V(45m). A cluster done later than this after its
+            start is recorded failed, naming the time it took, and counts against O(plan.max_failures); its change is
+            not interrupted (a roll stopped half-way is worse than a late one), and a re-run tries it again.
+        type: str
       window:
         description: A maintenance window outside which no cluster starts (running ones finish).
         type: dict
@@ -347,6 +353,7 @@ def argument_spec():
                     ),
                 ),
                 max_failures=dict(type="int", default=0),
+                cluster_budget=dict(type="str"),
                 window=dict(
                     type="dict",
                     options=dict(

@@ -6,6 +6,7 @@ resumes that cluster (same attempt), and a cluster done is never started again. 
 import datetime
 import json
 import threading
+import time
 import zoneinfo
 
 import pytest
@@ -30,6 +31,8 @@ def runs(emulator):
     s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
 
     class Runs:
+        s3 = emulator.client("s3")
+
         def __call__(self, holder, *tasks, check=False):
             play = []
             for index, options in enumerate(tasks):
@@ -126,3 +129,20 @@ def test_a_closed_maintenance_window_keeps_the_clusters_waiting(runs):
     assert made["changed"] is True
     assert claim["proceed"] is False and claim["why"].startswith("waiting for the maintenance window (opens "), claim
     assert claim["changed"] is False
+
+
+def test_a_cluster_over_its_time_budget_is_recorded_failed_and_the_next_stage_does_not_start(runs):
+    plan = {"stages": [{"name": "canary", "clusters": ["c0"]}, {"name": "wave1", "clusters": ["c1"]}], "cluster_budget": "1s"}
+    [(_, made), (_, claim)] = runs("job-1", {"plan": plan, "run": "budget"}, {"state": "claimed", "cluster": "c0", "run": "budget"})
+    assert made["changed"] is True and claim["proceed"] is True, (made, claim)
+    time.sleep(2.5)  # the canary's change takes longer than its budget
+    [(_, finished), (_, wave)] = runs(
+        "job-1", {"state": "finished", "cluster": "c0", "outcome": "done", "run": "budget"}, {"state": "claimed", "cluster": "c1", "run": "budget"}
+    )
+    stored = json.loads(runs.s3.get_object(Bucket=BUCKET, Key="kopsible-fleet-runs/budget.json")["Body"].read())
+    assert stored["plan"]["cluster_budget_seconds"] == 1
+    c0 = stored["clusters"]["c0"]
+    assert c0["state"] == "failed" and "over the plan's cluster_budget of 1 s: counted as failed" in c0["reason"], c0
+    assert finished["summary"][0].startswith("canary c0: failed (attempt 1, done in "), finished["summary"]
+    assert wave["proceed"] is False and wave["why"].startswith("the run halted: 1 cluster(s) failed (c0)"), wave
+    assert stored["clusters"]["c1"]["state"] == "pending"

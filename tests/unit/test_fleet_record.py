@@ -230,3 +230,26 @@ def test_explicit_stages_are_kept_as_the_module_gives_them():
     # the module's argument spec fills select and wave_size with None for an explicit stage
     stage = {"name": "a", "clusters": ["c0"], "soak": "0", "approval": False, "select": None, "wave_size": None}
     assert selection.expand_stages({"stages": [stage]}, {}) == {"stages": [{"name": "a", "clusters": ["c0"], "soak": "0", "approval": False}]}
+
+
+def test_a_cluster_done_over_the_time_budget_is_recorded_failed_and_halts_the_run():
+    plan = dict(PLAN, cluster_budget="30m")
+    assert runs.check_plan(plan)["cluster_budget_seconds"] == 1800
+    assert "cluster_budget_seconds" not in runs.check_plan(PLAN)  # not given: the stored plan is as before
+    record = fresh(plan)
+    runs.start(record, "c0", NOW, "job-1")
+    runs.finish(record, "c0", "done", None, NOW + datetime.timedelta(minutes=29))
+    assert record["clusters"]["c0"]["state"] == "done"
+    runs.start(record, "c1", NOW, "job-1")
+    runs.finish(record, "c1", "done", None, NOW + datetime.timedelta(minutes=31))
+    assert record["clusters"]["c1"]["state"] == "failed"
+    assert record["clusters"]["c1"]["reason"].startswith("done in 1860 s, over the plan's cluster_budget of 1800 s: counted as failed"), record
+    later = NOW + datetime.timedelta(hours=2)  # after the canary's soak
+    decision = runs.decide(record, "c2", later)
+    assert decision["proceed"] is False and decision["why"].startswith("the run halted: 1 cluster(s) failed (c1)"), decision
+
+
+@pytest.mark.parametrize("budget", ["soon", "0s", "-5m"])
+def test_a_time_budget_that_is_not_a_positive_duration_is_named(budget):
+    with pytest.raises(RuleError, match=r"plan\.cluster_budget"):
+        runs.check_plan(dict(PLAN, cluster_budget=budget))

@@ -85,10 +85,16 @@ def check_plan(plan):
     window = plan.get("window")
     if window is not None:
         window = check_window(window)
-    unknown = sorted(set(plan) - {"stages", "max_failures", "window", "change"})
+    unknown = sorted(set(plan) - {"stages", "max_failures", "window", "change", "cluster_budget"})
     if unknown:
-        raise RuleError("plan: unknown key(s) %s; a plan has stages, max_failures, window, change" % ", ".join(unknown))
-    return {"stages": checked, "max_failures": max_failures, "window": window, "change": check_change(plan.get("change"))}
+        raise RuleError("plan: unknown key(s) %s; a plan has stages, max_failures, window, change, cluster_budget" % ", ".join(unknown))
+    checked_plan = {"stages": checked, "max_failures": max_failures, "window": window, "change": check_change(plan.get("change"))}
+    if plan.get("cluster_budget") not in (None, ""):  # kept only when given: records made without it compare equal
+        budget = duration_seconds(plan["cluster_budget"], "plan.cluster_budget")
+        if budget <= 0:
+            raise RuleError("plan.cluster_budget: %r; a time budget is more than 0 (e.g. 45m)" % (plan["cluster_budget"],))
+        checked_plan["cluster_budget_seconds"] = int(budget)
+    return checked_plan
 
 
 # What a run may change, one kind per run (playbooks/fleet_update_run.yml does each): a Kubernetes version through the
@@ -302,11 +308,20 @@ def start(record, cluster, now, holder):
 
 
 def finish(record, cluster, outcome, reason, now):
-    """Mark ``cluster`` ``outcome`` (done, failed or skipped) with ``reason`` (str or None). Raises Refused for a cluster
-    not in the run."""
+    """Mark ``cluster`` ``outcome`` (done, failed or skipped) with ``reason`` (str or None). A cluster done later than
+    the plan's ``cluster_budget_seconds`` after its start (or its resumption by a controller that took over) is
+    recorded failed, naming the time it took, so that it counts against ``max_failures`` (the run's halting budget: a
+    cluster that takes far longer than planned stops the next ones from starting; a re-run tries it again, which finds
+    its change done). Raises Refused for a cluster not in the run."""
     entry = record["clusters"].get(cluster)
     if entry is None:
         raise Refused("cluster %s is not in run %s" % (cluster, record["run"]))
+    budget = record["plan"].get("cluster_budget_seconds")
+    if outcome == "done" and budget and entry.get("started"):
+        took = int((now - parse_iso(entry["started"])).total_seconds())
+        if took > budget:
+            outcome = "failed"
+            reason = "done in %d s, over the plan's cluster_budget of %d s: counted as failed (its change finished; a re-run checks it again)" % (took, budget)
     entry.update(state=outcome, finished=iso(now), reason=reason)
     _event(record, now, outcome, cluster=cluster, reason=reason)
 
