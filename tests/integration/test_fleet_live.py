@@ -13,6 +13,7 @@ import json
 import pytest
 
 from harness import fleet
+from harness.kops_env import LIVE_UPGRADE
 from harness.kubeworld_runner import wait_for
 from harness.playbook import run_playbook
 
@@ -21,18 +22,8 @@ BUCKET = "fleet-live-state"
 RUN = "upgrade-live-1.35"
 CANARY, WAVE = "l0.k8s.local", "l1.k8s.local"
 PLAN = {"change": {"kubernetes_version": "1.35.0"}, "stages": [{"name": "canary", "clusters": [CANARY]}, {"name": "wave1", "clusters": [WAVE]}]}
-# the upgrade role on a live cluster, quickly: short intervals, one validation pass, drains and validation bounded
-LIVE_UPGRADE = dict(
-    upgrade_cloudonly=False,
-    upgrade_validate=True,
-    upgrade_control_plane_interval="2s",
-    upgrade_node_interval="2s",
-    upgrade_bastion_interval="2s",
-    upgrade_validate_count="1",
-    upgrade_validation_timeout="5m",
-    upgrade_drain_timeout="5m",
-    upgrade_post_drain_delay="1s",
-)
+# the upgrade role on a live cluster, quickly (harness.kops_env), validating
+LIVE = dict(LIVE_UPGRADE, upgrade_cloudonly=False, upgrade_validate=True)
 
 
 def node_ready(core, name):
@@ -67,7 +58,7 @@ def test_a_canary_kept_not_ready_halts_the_run_before_the_wave_and_the_rerun_aft
     assert all(set(states.values()) == {"running"} and len(states) == 2 for states in original.values()), original
 
     def run(holder, **more):
-        more = dict(LIVE_UPGRADE, upgrade_diagnostics_dir=str(tmp_path / "diagnostics"), **more)
+        more = dict(LIVE, upgrade_diagnostics_dir=str(tmp_path / "diagnostics"), **more)
         return fleet.run_update(emulator, tmp_path, BUCKET, RUN, PLAN, holder, resolv_conf=kops_dns.resolv_conf, **more)
 
     kube_world.knobs(CANARY, not_ready_nodes=[worker])

@@ -18,18 +18,12 @@ import pytest
 import yaml
 
 from conftest import BUCKET, CLUSTER, live_world
+from harness.kops_env import LIVE_UPGRADE
 from harness.kubeworld_runner import wait_for
 from harness.process import descendants
 
 pytestmark = pytest.mark.kops
-FAST = dict(
-    upgrade_control_plane_interval="1s",
-    upgrade_node_interval="1s",
-    upgrade_validate_count="1",
-    upgrade_validation_timeout="5m",
-    upgrade_drain_timeout="5m",
-    upgrade_post_drain_delay="1s",
-)
+FAST = dict(LIVE_UPGRADE, upgrade_control_plane_interval="1s", upgrade_node_interval="1s")
 
 
 @pytest.fixture(scope="module")

@@ -14,18 +14,11 @@ import time
 import pytest
 
 from conftest import CLUSTER, live_world
+from harness.kops_env import LIVE_UPGRADE
 from harness.kubeworld_runner import wait_for
 
 pytestmark = pytest.mark.kops
-FAST = dict(
-    upgrade_control_plane_interval="2s",
-    upgrade_node_interval="2s",
-    upgrade_bastion_interval="2s",
-    upgrade_validate_count="1",
-    upgrade_validation_timeout="5m",
-    upgrade_drain_timeout="5m",
-    upgrade_post_drain_delay="1s",
-)
+FAST = LIVE_UPGRADE
 CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
 
 

@@ -25,6 +25,19 @@ IMAGES = ("kops-utils-cp", "kops-controller", "kops-channels", "dns-controller",
 UBUNTU_AMI = "ami-0a1b2c3d4e5f60001"
 
 
+# The upgrade role on a live cluster of the local world, quickly: 2 s between nodes, one validation pass, drains and
+# validation bounded at 5 minutes (the role's defaults wait 15 s between nodes and validate for up to 15 minutes).
+LIVE_UPGRADE = dict(
+    upgrade_control_plane_interval="2s",
+    upgrade_node_interval="2s",
+    upgrade_bastion_interval="2s",
+    upgrade_validate_count="1",
+    upgrade_validation_timeout="5m",
+    upgrade_drain_timeout="5m",
+    upgrade_post_drain_delay="1s",
+)
+
+
 def artifact_mirror(root=None, version=KOPS_VERSION):
     """Build the placeholder artifact tree (idempotent); returns its ``file://`` URL (str).
 
@@ -142,13 +155,7 @@ def lifecycle_overrides(dns, ssh_public_key, kubeconfig=None):
             upgrade_cloudonly=False,
             upgrade_validate=True,
             upgrade_kubeconfig=kubeconfig,
-            upgrade_validate_count="1",
-            upgrade_drain_timeout="5m",
-            upgrade_post_drain_delay="1s",
-            upgrade_validation_timeout="10m",
-            upgrade_control_plane_interval="2s",
-            upgrade_node_interval="2s",
-            upgrade_bastion_interval="2s",
+            **dict(LIVE_UPGRADE, upgrade_validation_timeout="10m"),
         )
     return overrides
 
