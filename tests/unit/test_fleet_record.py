@@ -2,6 +2,7 @@
 cluster may start (issue 31)."""
 
 import datetime
+import re
 
 import pytest
 
@@ -229,7 +230,61 @@ def test_a_broken_selection_is_named(stage, message):
 def test_explicit_stages_are_kept_as_the_module_gives_them():
     # the module's argument spec fills select and wave_size with None for an explicit stage
     stage = {"name": "a", "clusters": ["c0"], "soak": "0", "approval": False, "select": None, "wave_size": None}
-    assert selection.expand_stages({"stages": [stage]}, {}) == {"stages": [{"name": "a", "clusters": ["c0"], "soak": "0", "approval": False}]}
+    expanded = selection.expand_stages({"stages": [stage]}, {})
+    assert expanded == {"stages": [{"name": "a", "clusters": ["c0"], "soak": "0", "approval": False, "_index": 0}]}
+    assert runs.check_plan(expanded)["stages"] == [{"name": "a", "clusters": ["c0"], "soak_seconds": 0, "approval": False}]
+
+
+@pytest.mark.parametrize(
+    "stages, message",
+    [
+        # the user's stage index, and where a generated wave name comes from (found by a helper: stages[3] and no hint)
+        (
+            [{"name": "canary", "clusters": ["s0"]}, {"name": "rest", "select": {"group": "prod"}, "wave_size": 4}, {"name": "rest1", "clusters": ["x"]}],
+            "plan.stages[2].name: stage rest1 is named twice (a wave of stage rest is named rest1)",
+        ),
+        (
+            [{"name": "w", "select": {"group": "prod"}, "wave_size": 1}, {"name": "x", "clusters": ["zz"], "soak": "5x"}],
+            "plan.stages[1].soak: '5x' is not a duration",
+        ),
+        ([{"name": "", "select": {"group": "prod"}, "wave_size": 2}], "plan.stages[0].name: every stage needs a name"),
+    ],
+)
+def test_a_broken_plan_with_waves_names_the_stage_as_given(stages, message):
+    with pytest.raises(RuleError, match=re.escape(message)):
+        runs.check_plan(selection.expand_stages({"stages": stages}, INVENTORY))
+
+
+@pytest.mark.parametrize(
+    "inventory, select, message",
+    [
+        ({"a": "prod"}, {"group": "prod"}, "inventory.a: 'prod'; give {groups"),
+        ({"a": ["prod"]}, {"group": "prod"}, "inventory.a: ['prod']"),
+        ({"a": {"groups": "production"}}, {"group": "prod"}, "inventory.a.groups: 'production'; a list"),  # was a substring match
+        ({"a": {"groups": 5}}, {"group": "prod"}, "inventory.a.groups: 5"),
+        ({"a": {"labels": ["env"]}}, {"labels": {"env": "x"}}, "inventory.a.labels: ['env']"),
+        ({"": {"groups": ["prod"]}}, {"group": "prod"}, "inventory: '' is not a cluster name"),
+        ({"a\nb": {"groups": ["prod"]}}, {"group": "prod"}, "inventory: 'a\\nb' is not a cluster name"),
+        ({"a": {"labels": {"n": None}}}, {"group": "prod"}, "inventory.a.labels.n: None; a cloud label's value is a string"),
+        (INVENTORY, {"labels": {"x": {"y": 1}}}, "plan.stages[0].select.labels.x: {'y': 1}; a cloud label's value is a string"),
+        (INVENTORY, {"labels": {"x": None}}, "plan.stages[0].select.labels.x: None"),
+    ],
+)
+def test_a_broken_inventory_or_label_is_named(inventory, select, message):
+    with pytest.raises(RuleError, match=re.escape(message)):
+        selection.expand_stages({"stages": [{"name": "w", "select": select}]}, inventory)
+
+
+def test_label_values_compare_as_the_strings_kops_stores():
+    inventory = {"c0": {"labels": {"spot": "true", "tier": "1"}}, "c1": {"labels": {"spot": "false", "tier": "1"}}}
+    [stage] = selection.expand_stages({"stages": [{"name": "w", "select": {"labels": {"spot": True, "tier": 1}}}]}, inventory)["stages"]
+    assert stage["clusters"] == ["c0"]
+
+
+@pytest.mark.parametrize("size", ["\u00b2", "\u00b2%", "\u0663", "\uff15%", "9" * 5000, " 25 % ", 2.5, True])
+def test_a_wave_size_is_ascii_digits_or_a_percentage(size):
+    with pytest.raises(RuleError, match=re.escape("plan.stages[0].wave_size: ")):
+        selection.expand_stages({"stages": [{"name": "w", "select": {"group": "prod"}, "wave_size": size}]}, INVENTORY)
 
 
 def test_a_cluster_done_over_the_time_budget_is_recorded_failed_and_halts_the_run():
@@ -253,3 +308,19 @@ def test_a_cluster_done_over_the_time_budget_is_recorded_failed_and_halts_the_ru
 def test_a_time_budget_that_is_not_a_positive_duration_is_named(budget):
     with pytest.raises(RuleError, match=r"plan\.cluster_budget"):
         runs.check_plan(dict(PLAN, cluster_budget=budget))
+
+
+@pytest.mark.parametrize("budget, seconds", [("0.5s", 1), ("1ns", 1), ("45m0.5s", 2701), ("1h30m", 5400)])
+def test_a_time_budget_is_whole_seconds_rounded_up(budget, seconds):
+    assert runs.check_plan(dict(PLAN, cluster_budget=budget))["cluster_budget_seconds"] == seconds
+
+
+def test_a_duration_past_go_s_range_is_named():
+    # time.ParseDuration refuses a duration past int64 nanoseconds ("invalid duration"); a helper's 400 nines crashed
+    for field, plan in (
+        ("plan.cluster_budget", dict(PLAN, cluster_budget="9" * 400 + "h")),
+        ("plan.stages[0].soak", {"stages": [{"name": "a", "clusters": ["c0"], "soak": "2562048h"}]}),
+    ):
+        with pytest.raises(RuleError, match=re.escape(field) + ".* is out of range; a Go duration is at most 2562047h47m16.854775807s"):
+            runs.check_plan(plan)
+    assert runs.check_plan({"stages": [{"name": "a", "clusters": ["c0"], "soak": "2562047h"}]})["stages"][0]["soak_seconds"] == 2562047 * 3600

@@ -17,6 +17,7 @@ The record::
 """
 
 import datetime
+import math
 import re
 
 from ansible_collections.kopsible.kops.plugins.module_utils._kops.rules import RuleError, duration_seconds
@@ -58,15 +59,23 @@ def check_plan(plan):
     stages = plan.get("stages")
     if not isinstance(stages, list) or not stages:
         raise RuleError("plan.stages: at least one stage is needed (e.g. [{name: canary, clusters: [c0]}])")
-    checked, names, seen = [], set(), {}
+    checked, names, seen = [], {}, {}
     for index, stage in enumerate(stages):
-        field = "plan.stages[%d]" % index
+        # a stage of _fleet.selection.expand_stages: named by its place in the plan as given (and, for a wave, the
+        # selecting stage it came from)
+        stage = dict(stage) if isinstance(stage, dict) else stage
+        wave_of = stage.pop("_wave_of", None) if isinstance(stage, dict) else None
+        field = "plan.stages[%d]" % (stage.pop("_index", index) if isinstance(stage, dict) else index)
         if not isinstance(stage, dict) or not stage.get("name"):
             raise RuleError("%s.name: every stage needs a name" % field)
         name = str(stage["name"])
         if name in names:
-            raise RuleError("%s.name: stage %s is named twice" % (field, name))
-        names.add(name)
+            clash = [w for w in (wave_of, names[name]) if w and w != name]
+            raise RuleError(
+                "%s.name: stage %s is named twice%s"
+                % (field, name, " (%s)" % ", ".join("a wave of stage %s is named %s" % (w, name) for w in clash) if clash else "")
+            )
+        names[name] = wave_of
         clusters = stage.get("clusters")
         if not isinstance(clusters, list) or not clusters or not all(isinstance(c, str) and c for c in clusters):
             raise RuleError("%s.clusters: a non-empty list of cluster names is needed" % field)
@@ -93,7 +102,7 @@ def check_plan(plan):
         budget = duration_seconds(plan["cluster_budget"], "plan.cluster_budget")
         if budget <= 0:
             raise RuleError("plan.cluster_budget: %r; a time budget is more than 0 (e.g. 45m)" % (plan["cluster_budget"],))
-        checked_plan["cluster_budget_seconds"] = int(budget)
+        checked_plan["cluster_budget_seconds"] = int(math.ceil(budget))  # whole seconds, rounded up: 0.5s is a budget, not none
     return checked_plan
 
 

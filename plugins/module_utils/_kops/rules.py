@@ -242,7 +242,14 @@ def duration_seconds(value, field):
         return 0.0
     if not _DURATION_RE.fullmatch(text):
         raise RuleError("%s: %r is not a duration such as 24h, 90m or 30s" % (field, value))
-    return sum(float(n) * _DURATION_UNITS[u] for n, dummy, u in re.findall(r"(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)", text, re.ASCII))
+    seconds = sum(float(n) * _DURATION_UNITS[u] for n, dummy, u in re.findall(r"(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)", text, re.ASCII))
+    if not seconds <= _DURATION_MAX:  # time.ParseDuration: "invalid duration" past int64 nanoseconds (inf included)
+        raise RuleError("%s: %r is out of range; a Go duration is at most 2562047h47m16.854775807s (time.ParseDuration)" % (field, value))
+    return seconds
+
+
+# the longest Go duration in seconds (time.Duration is int64 nanoseconds)
+_DURATION_MAX = (2**63 - 1) / 1e9
 
 
 def admin_lifetime(value, field="admin"):
