@@ -80,7 +80,10 @@ options:
                 description: An inventory group, e.g. a C(keyed_groups) group of the M(kopsible.kops.kops) inventory plugin.
                 type: str
               labels:
-                description: Cloud labels (the cluster spec's C(cloudLabels)) a cluster must have, all of them.
+                description:
+                  - Cloud labels (the cluster spec's C(cloudLabels)) a cluster must have, all of them.
+                  - Values are strings, as kops stores them; a YAML boolean or number is compared as YAML writes it
+                    (V(true), V(1)), a null, list or dict value is refused.
                 type: dict
           wave_size:
             description:
