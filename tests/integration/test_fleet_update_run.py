@@ -186,16 +186,16 @@ def test_an_image_wave_rolls_the_chosen_groups_and_a_kops_bump_refuses_a_downgra
     rolled = [r["rolled"] for n, r in wave.results if n.startswith("Fleet change - roll what the change replaced")]
     assert [[g["name"] for g in r] for r in rolled] == [["nodes-us-east-1a"], ["nodes-us-east-1a"]], rolled
 
-    # a maintenance window that closes mid-run: the window is the minute (UTC) the run starts in, 20 s before its end.
-    # The canary starts inside it and finishes after it closed (kops waits the 25 s node interval after replacing its
+    # a maintenance window that closes mid-run: the window is the minute (UTC) the run starts in, 25 s before its end.
+    # The canary starts inside it and finishes after it closed (kops waits the 30 s node interval after replacing its
     # node); wave1's claim comes after that: i1 does not start, and the run reports it waiting for the window (which
     # opens again tomorrow at that minute)
     image_back = dict(WAVE, change={"image": {"image": UBUNTU_AMI}})
-    time.sleep((40 - time.time() % 60) % 60)
+    time.sleep((35 - time.time() % 60) % 60)
     opens = datetime.datetime.now(datetime.timezone.utc).replace(second=0, microsecond=0)
     closes = opens + datetime.timedelta(minutes=1)
     image_back["window"] = {"start": opens.strftime("%H:%M"), "end": closes.strftime("%H:%M"), "timezone": "UTC"}
-    windowed = run_fleet(emulator, tmp_path, "job-window", fleet_run_name="image-back", fleet_run_plan=image_back, upgrade_node_interval="25s")
+    windowed = run_fleet(emulator, tmp_path, "job-window", fleet_run_name="image-back", fleet_run_plan=image_back, upgrade_node_interval="30s")
     assert windowed.rc == 0, windowed.stdout[-3000:]  # waiting for a window is not a failure
     state = json.loads(emulator.client("s3").get_object(Bucket=BUCKET, Key="kopsible-fleet-runs/image-back.json")["Body"].read())
     assert {c: e["state"] for c, e in state["clusters"].items()} == {"i0.k8s.local": "done", "i1.k8s.local": "pending"}, windowed.stdout[-3000:]
