@@ -61,11 +61,11 @@ def check_plan(plan):
         raise RuleError("plan.stages: at least one stage is needed (e.g. [{name: canary, clusters: [c0]}])")
     checked, names, seen = [], {}, {}
     for index, stage in enumerate(stages):
-        # a stage of _fleet.selection.expand_stages: named by its place in the plan as given (and, for a wave, the
-        # selecting stage it came from)
-        stage = dict(stage) if isinstance(stage, dict) else stage
-        wave_of = stage.pop("_wave_of", None) if isinstance(stage, dict) else None
-        field = "plan.stages[%d]" % (stage.pop("_index", index) if isinstance(stage, dict) else index)
+        wave_of = None
+        if isinstance(stage, dict):  # from _fleet.selection.expand_stages: its place in the plan as given, its wave's stage
+            stage = dict(stage)
+            index, wave_of = stage.pop("_index", index), stage.pop("_wave_of", None)
+        field = "plan.stages[%d]" % index
         if not isinstance(stage, dict) or not stage.get("name"):
             raise RuleError("%s.name: every stage needs a name" % field)
         name = str(stage["name"])

@@ -33,7 +33,7 @@ def expand_stages(plan, inventory):
     Cloud labels are strings (kops' ``cloudLabels``, map[string]string): a YAML boolean or number in a selection or
     the inventory is compared as the string YAML would write (``true``, ``1``). RuleError, naming the field: a
     selection that matches no cluster of the inventory, a ``wave_size`` that is not a count or a percentage (ASCII
-    digits), a stage with both ``clusters`` and ``select`` or without a name, a label value that is not a scalar, an
+    digits), a stage with both ``clusters`` and ``select``, a label value that is not a scalar, an
     inventory entry that is not ``{groups: [...], labels: {...}}`` or whose name is empty or holds whitespace."""
     if not isinstance(plan, dict) or not isinstance(plan.get("stages"), list):
         return plan
@@ -51,14 +51,13 @@ def expand_stages(plan, inventory):
         select, size = stage.get("select"), stage.get("wave_size")
         plain = dict((k, v) for k, v in stage.items() if k not in ("select", "wave_size") or v is not None)
         plain["_index"] = index
-        if select is None:
-            if size not in (None, ""):
-                raise RuleError("%s.wave_size: only a stage with select is cut into waves" % field)
+        if select is None and size not in (None, ""):
+            raise RuleError("%s.wave_size: only a stage with select is cut into waves" % field)
+        if select is None or not stage.get("name"):  # a stage without a name is check_plan's to refuse
             plain.pop("wave_size", None)
+            plain.pop("select", None)
             stages.append(plain)
             continue
-        if not stage.get("name"):
-            raise RuleError("%s.name: every stage needs a name" % field)
         if stage.get("clusters"):
             raise RuleError("%s: give clusters or select, not both" % field)
         chosen = _selected(select, inventory, "%s.select" % field)
