@@ -3,14 +3,12 @@ no control plane runs for them), and the variables that upgrade them cloud-only 
 fleet playbooks' tests start from (test_fleet_upgrade, test_fleet_update_run)."""
 
 import os
-import subprocess
-import sys
 
 import yaml
 
 from .emulator import ROOT
 from .kops_env import UBUNTU_AMI, artifact_mirror, kops_binary
-from .playbook import PlaybookRun, ansible_env, run_playbook
+from .playbook import run_playbook
 
 # upgrade role variables for clusters without a control plane: a cloud-only roll at 1 s intervals, no validation,
 # no etcd backup check (no etcd-manager backs them up)
@@ -92,16 +90,16 @@ def run_variables(emulator, bucket, run, plan, **more):
 def run_update(emulator, workdir, bucket, run, plan, holder, check=False, resolv_conf=None, **more):
     """Run playbooks/fleet_update_run.yml as a user does (``ansible-playbook -i <the fleet's inventory file>``), with
     :func:`run_variables` (``more`` on top), the ansible.posix.json callback and ``set_stats`` shown; ``workdir`` (a
-    pathlib.Path) gets the inventory and extra-variable files. With ``resolv_conf``, under tools/with-local-dns (live
-    clusters' API names resolve through the emulator's DNS face). Returns a :class:`PlaybookRun`."""
-    inventory = inventory_file(workdir / "fleet.kops.yml", emulator, bucket)
-    extra_file = workdir / "extra.yml"
-    extra_file.write_text(yaml.safe_dump(run_variables(emulator, bucket, run, plan, fleet_run_holder=holder, **more)))
-    env = ansible_env(emulator, {"ANSIBLE_STDOUT_CALLBACK": "ansible.posix.json", "ANSIBLE_SHOW_CUSTOM_STATS": "1"})
-    argv = [os.path.join(os.path.dirname(sys.executable), "ansible-playbook"), "-i", str(inventory), "-e", "@" + str(extra_file)]
-    argv += ["--check"] if check else []
-    if resolv_conf:
-        argv = [os.path.join(ROOT, "tools", "with-local-dns")] + argv
-        env["KOPSIBLE_RESOLV_CONF"] = resolv_conf
-    proc = subprocess.run(argv + [os.path.join(ROOT, "playbooks", "fleet_update_run.yml")], capture_output=True, text=True, env=env, cwd=ROOT, timeout=1500)
-    return PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
+    pathlib.Path) gets the inventory file. With ``resolv_conf``, under tools/with-local-dns (live clusters' API names
+    resolve through the emulator's DNS face). Returns a :class:`PlaybookRun`."""
+    return run_playbook(
+        playbook=os.path.join(ROOT, "playbooks", "fleet_update_run.yml"),
+        inventory=inventory_file(workdir / "fleet.kops.yml", emulator, bucket),
+        emulator=emulator,
+        extra_vars=run_variables(emulator, bucket, run, plan, fleet_run_holder=holder, **more),
+        check=check,
+        resolv_conf=resolv_conf,
+        stdout_callback="ansible.posix.json",
+        env={"ANSIBLE_SHOW_CUSTOM_STATS": "1"},
+        timeout=1500,
+    )

@@ -122,6 +122,7 @@ def run_playbook(
     on_start=None,
     stdout_callback="kopsible_json",
     progress=None,
+    inventory=None,
 ):
     """Run ``ansible-playbook`` on localhost and return a :class:`PlaybookRun`.
 
@@ -140,6 +141,8 @@ def run_playbook(
     :param progress: a file (e.g. ``sys.stdout``) that gets one line per task result as the play runs (status,
         seconds, task name: the kopsible_json callback writes them to a duplicate of its descriptor), while the
         results still arrive as JSON at the end.
+    :param inventory: an inventory source (e.g. a kopsible.kops.kops inventory file) instead of localhost with the
+        local connection, as a user runs a playbook over their inventory.
     :param on_start: called with the ``subprocess.Popen`` of ``ansible-playbook`` once it started (its pid is the
         controller's), e.g. to send it the SIGINT a terminal sends on Ctrl-C.
     """
@@ -159,16 +162,9 @@ def run_playbook(
         playbook = os.path.join(workdir, "play.yml")
         with open(playbook, "w") as handle:
             yaml.safe_dump([play], handle)
-    cmd = [
-        os.path.join(os.path.dirname(_python()), "ansible-playbook"),
-        "-i",
-        "localhost,",
-        "-c",
-        "local",
-        "-e",
-        "ansible_python_interpreter=" + _python(),
-        playbook,
-    ]
+    cmd = [os.path.join(os.path.dirname(_python()), "ansible-playbook")]
+    cmd += ["-i", str(inventory)] if inventory else ["-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=" + _python()]
+    cmd.append(playbook)
     if extra_vars:
         vars_file = os.path.join(workdir, "vars.json")
         with open(vars_file, "w") as handle:
