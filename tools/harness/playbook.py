@@ -162,7 +162,8 @@ def run_playbook(
         playbook = os.path.join(workdir, "play.yml")
         with open(playbook, "w") as handle:
             yaml.safe_dump([play], handle)
-    cmd = [os.path.join(os.path.dirname(_python()), "ansible-playbook")]
+    playbook_cli = os.path.join(os.path.dirname(_python()), "ansible-playbook")
+    cmd = [playbook_cli]
     cmd += ["-i", str(inventory)] if inventory else ["-i", "localhost,", "-c", "local", "-e", "ansible_python_interpreter=" + _python()]
     cmd.append(playbook)
     if extra_vars:
@@ -191,6 +192,18 @@ def run_playbook(
         progress_fd = os.dup(progress.fileno())
         run_env["KOPSIBLE_PROGRESS_FD"] = str(progress_fd)
     started = time.monotonic()
+    server = None
+    if on_start is None and progress_fd is None and os.environ.get("KOPSIBLE_FORKSERVER", "1") != "0":
+        wrapper = cmd[: cmd.index(playbook_cli)]
+        server = _fork_servers().get(run_env, tuple(wrapper) + (("env", "KOPSIBLE_RESOLV_CONF=" + resolv_conf) if resolv_conf else ()))
+    if server is not None:
+        try:
+            rc, stdout, stderr = server.run(cmd[len(wrapper) :], run_env, ROOT, timeout)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+        run = PlaybookRun(rc, stdout, stderr)
+        log_run(run, time.monotonic() - started)
+        return run
     try:
         with subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_env, cwd=ROOT, pass_fds=(progress_fd,) if progress_fd is not None else ()
@@ -211,3 +224,19 @@ def run_playbook(
     run = PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
     log_run(run, time.monotonic() - started)
     return run
+
+
+_SERVERS = []
+
+
+def _fork_servers():
+    """This process's :class:`harness.forkserver.ForkServers` (made on first use, stopped at exit)."""
+    if not _SERVERS:
+        import atexit
+
+        from .forkserver import ForkServers
+
+        servers = ForkServers(tempfile.mkdtemp(prefix="kopsible-forkserver-"))
+        atexit.register(servers.stop)
+        _SERVERS.append(servers)
+    return _SERVERS[0]

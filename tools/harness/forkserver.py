@@ -1,0 +1,314 @@
+"""A warm ``ansible-playbook`` for the test harness: one Python process per test worker (and per Ansible
+environment) that has imported ``ansible.cli.playbook`` once and forks a child per playbook run, which sets the
+run's environment, working directory, arguments and standard streams and calls the same ``ansible-playbook``
+entry point (``ansible.cli.playbook.main``) a fresh process would (issue 28: the import is about 0.35 CPU-s of the
+0.7 CPU-s an idle one-task ``ansible-playbook`` costs, and the suite starts several hundred of them).
+
+What is the same as a fresh ``ansible-playbook``: the entry point, the command line, the environment (replaced
+whole in the child), the working directory, standard input (``/dev/null``), output and exit status, a fresh
+``DEFAULT_LOCAL_TMP`` (so no AnsiballZ payload is shared between runs) removed at exit, a new session (its process
+group is killed on timeout). What cannot differ: Ansible reads its configuration (``ansible.constants``) when it is
+imported, so a server serves only runs whose configuration environment (:func:`config_key`: ``ANSIBLE_*`` and the
+few other variables Ansible's config or Python read at start) equals its own; :class:`ForkServers` starts one per
+key. A server whose import wrote anything (a warning a user would see) refuses to serve, and the harness runs
+``ansible-playbook`` as a process instead, so nothing a user sees is hidden.
+
+Protocol (AF_UNIX stream socket, one connection per run): the client sends one JSON line ``{"argv", "env", "cwd"}``
+with the write ends of its stdout and stderr pipes attached (SCM_RIGHTS); the server forks; the child answers
+``{"pid": N}`` then, when the run ends, ``{"rc": N}``. A connection closed without an ``rc`` means the child was
+killed.
+"""
+
+import json
+import os
+import re
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+# Environment variables read while Ansible is imported (ansible/config/base.yml: every ANSIBLE_* setting, NO_COLOR,
+# EDITOR, PAGER) or when Python starts (PYTHON*, locale), and those the import's paths depend on.
+_CONFIG_ENV = re.compile(r"^(ANSIBLE_\w+|PYTHON\w*|LC_\w+|LANG|LANGUAGE|NO_COLOR|EDITOR|PAGER|HOME|TMPDIR|TERM|COLUMNS)$")
+
+
+def config_key(env, wrapper=()):
+    """The configuration a server is bound to (a hashable tuple): the variables of ``env`` (dict) that Ansible or
+    Python read at import, and the ``wrapper`` command (e.g. tools/with-local-dns with its resolv.conf) the server
+    runs under."""
+    return tuple(sorted((k, v) for k, v in env.items() if _CONFIG_ENV.match(k))) + (tuple(wrapper),)
+
+
+class ForkServerUnavailable(Exception):
+    """The server could not start, or refused to serve (its import wrote output): run ``ansible-playbook`` as a
+    process instead."""
+
+
+class ForkServer:
+    """One server process (``python -m harness.forkserver SOCKET``) started with ``env`` under ``wrapper`` (a list,
+    prepended to the command). :meth:`run` is thread-safe (one connection per run)."""
+
+    def __init__(self, env, wrapper, workdir):
+        self.socket_path = os.path.join(workdir, "forkserver-%d-%d.sock" % (os.getpid(), id(self)))
+        cmd = list(wrapper) + [sys.executable, "-m", "harness.forkserver", self.socket_path]
+        env = dict(env, PYTHONPATH=os.pathsep.join(p for p in (os.path.dirname(os.path.dirname(os.path.abspath(__file__))), env.get("PYTHONPATH")) if p))
+        self.process = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        line = self.process.stdout.readline()
+        if line.strip() != "ready":
+            rest = line + self.process.stdout.read() if self.process.poll() is not None or line else line
+            self.stop()
+            raise ForkServerUnavailable("the fork server did not start: %r" % rest[-2000:])
+
+    def run(self, argv, env, cwd, timeout):
+        """Run ``argv`` (``argv[0]`` is the ``ansible-playbook`` path, as a user would call it) in a child with
+        ``env`` (dict, the whole environment) in ``cwd``; returns ``(rc, stdout, stderr)`` (str). On ``timeout``
+        (seconds) the child's process group is killed and subprocess.TimeoutExpired raised."""
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.connect(self.socket_path)
+            request = json.dumps({"argv": list(argv), "env": env, "cwd": cwd}).encode() + b"\n"
+            socket.send_fds(conn, [request], [out_w, err_w])
+        except OSError as error:
+            conn.close()
+            for fd in (out_r, out_w, err_r, err_w):
+                os.close(fd)
+            raise ForkServerUnavailable("the fork server does not answer: %s" % error) from error
+        os.close(out_w)
+        os.close(err_w)
+        chunks = {out_r: [], err_r: []}
+        answers = b""
+        pid = rc = None
+        deadline = time.monotonic() + timeout
+        with selectors.DefaultSelector() as selector:
+            selector.register(out_r, selectors.EVENT_READ)
+            selector.register(err_r, selectors.EVENT_READ)
+            selector.register(conn, selectors.EVENT_READ)
+            open_streams = 3
+            while open_streams:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    if pid:
+                        _kill_group(pid)
+                    conn.close()
+                    for fd in chunks:
+                        os.close(fd)
+                    raise subprocess.TimeoutExpired(argv, timeout)
+                for key, _ in selector.select(min(remaining, 5)):
+                    if key.fileobj is conn:
+                        data = conn.recv(65536)
+                        if not data:
+                            selector.unregister(conn)
+                            open_streams -= 1
+                            continue
+                        answers += data
+                        for line in answers.split(b"\n")[:-1]:
+                            message = json.loads(line)
+                            pid = message.get("pid", pid)
+                            rc = message.get("rc", rc)
+                        answers = answers[answers.rfind(b"\n") + 1 :]
+                    else:
+                        data = os.read(key.fd, 65536)
+                        if not data:
+                            selector.unregister(key.fd)
+                            open_streams -= 1
+                        else:
+                            chunks[key.fd].append(data)
+        conn.close()
+        for fd in chunks:
+            os.close(fd)
+        stdout = b"".join(chunks[out_r]).decode(errors="replace")
+        stderr = b"".join(chunks[err_r]).decode(errors="replace")
+        return (-signal.SIGKILL if rc is None else rc), stdout, stderr
+
+    def stop(self):
+        """End the server (children still running finish on their own)."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process.stdout.close()
+        if os.path.exists(self.socket_path):
+            os.unlink(self.socket_path)
+
+
+def _kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+class ForkServers:
+    """The servers of one test process, one per :func:`config_key`, started on first use and stopped at exit. A key
+    whose server cannot serve is remembered and its runs go to a process (``None`` from :meth:`get`)."""
+
+    def __init__(self, workdir):
+        self.workdir, self.servers, self.lock = workdir, {}, threading.Lock()
+
+    def get(self, env, wrapper=()):
+        """The server for ``env`` under ``wrapper``, or None when it cannot serve."""
+        key = config_key(env, wrapper)
+        with self.lock:
+            if key not in self.servers:
+                try:
+                    self.servers[key] = ForkServer(env, wrapper, self.workdir)
+                except ForkServerUnavailable as error:
+                    sys.stderr.write("harness: %s; ansible-playbook runs as a process for this environment\n" % error)
+                    self.servers[key] = None
+            return self.servers[key]
+
+    def stop(self):
+        with self.lock:
+            for server in self.servers.values():
+                if server is not None:
+                    server.stop()
+            self.servers.clear()
+
+
+# --- the server side -------------------------------------------------------------------------------------------
+
+
+def _serve(socket_path):
+    """Import ansible-playbook's code, say ``ready`` (or exit 1 with what the import wrote), then fork a child per
+    connection until terminated or its parent (the test process) is gone."""
+    import tempfile
+
+    # what the import writes (a warning a user would see) is caught at the descriptors, where Ansible's own
+    # wrapping of sys.stdout/sys.stderr writes it
+    saved = os.dup(1), os.dup(2)
+    with tempfile.TemporaryFile() as capture:
+        os.dup2(capture.fileno(), 1)
+        os.dup2(capture.fileno(), 2)
+        failed = None
+        try:
+            import ansible.cli.playbook  # noqa: F401  (ansible.constants: the configuration of this environment)
+            import ansible.executor.playbook_executor  # noqa: F401
+            import ansible.executor.task_queue_manager  # noqa: F401
+            import ansible.plugins.loader  # noqa: F401
+        except BaseException as error:  # e.g. the SystemExit of an invalid setting: the process run shows it
+            failed = repr(error)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            for fd in saved:
+                os.close(fd)
+        capture.seek(0)
+        written = capture.read().decode(errors="replace")
+    if written or failed:
+        sys.stdout.write("refused: importing Ansible failed (%s) or wrote output a user would see: %s\n" % (failed, written))
+        sys.stdout.flush()
+        sys.exit(1)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(socket_path)
+    listener.listen(16)
+    listener.settimeout(1.0)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    sys.stdout.write("ready\n")
+    sys.stdout.flush()
+    parent = os.getppid()
+    while os.getppid() == parent:  # a server whose test process died ends too
+        _reap()
+        try:
+            conn, _ = listener.accept()
+        except socket.timeout:
+            continue
+        conn.settimeout(None)
+        request, fds = b"", []
+        while not request.endswith(b"\n"):
+            data, new_fds, _flags, _addr = socket.recv_fds(conn, 1 << 20, 4)
+            if not data:
+                break
+            request += data
+            fds += new_fds
+        if not request.endswith(b"\n") or len(fds) != 2:
+            conn.close()
+            for fd in fds:
+                os.close(fd)
+            continue
+        pid = os.fork()
+        if pid == 0:
+            listener.close()
+            try:
+                _child(conn, json.loads(request), fds)
+            finally:
+                os._exit(70)
+        conn.close()
+        for fd in fds:
+            os.close(fd)
+
+
+def _reap():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _child(conn, request, fds):
+    """One ``ansible-playbook`` run in this forked child; never returns."""
+    import atexit
+    import random
+    import tempfile
+
+    from ansible import constants as C
+    from ansible.utils.path import cleanup_tmp_file
+
+    os.setsid()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(fds[0], 1)
+    os.dup2(fds[1], 2)
+    for fd in [devnull] + fds:
+        os.close(fd)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    sys.argv = list(request["argv"])
+    random.seed()
+    tempfile.tempdir = None
+    # The server's DEFAULT_LOCAL_TMP (made when ansible.constants was imported) stays the server's: this run gets its
+    # own, as a fresh process would, removed at exit.
+    atexit.unregister(cleanup_tmp_file)
+    C.DEFAULT_LOCAL_TMP = tempfile.mkdtemp(prefix="ansible-local-%s" % os.getpid(), dir=os.path.dirname(C.DEFAULT_LOCAL_TMP))
+    atexit.register(cleanup_tmp_file, C.DEFAULT_LOCAL_TMP, warn=True)
+    conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
+    rc = 1
+    try:
+        from ansible.cli.playbook import main
+
+        main()
+        rc = 0
+    except SystemExit as exit_:
+        code = exit_.code
+        rc = code if isinstance(code, int) else (0 if code is None else 1)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        rc = 1
+    try:
+        atexit._run_exitfuncs()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        conn.sendall(json.dumps({"rc": rc}).encode() + b"\n")
+        os._exit(rc)
+
+
+if __name__ == "__main__":
+    _serve(sys.argv[1])
