@@ -16,6 +16,14 @@ sys.path.insert(0, os.path.join(ROOT, ".cache", "collections"))
 # half as often (GOGC=200; Go's default is 100). A kops dry run on the emulator measured 0.87 -> 0.74 CPU-s (median
 # of 8 interleaved runs, issue 28); kops' behaviour and output are the same. A caller's own GOGC is kept.
 os.environ.setdefault("GOGC", "200")
+# Harness tuning of the Python processes, not of what is tested (issue 28): harness.playbook.run_playbook runs each
+# playbook in a child forked from a warm ansible-playbook (tools/harness/forkserver.py: the same entry point, command
+# line, environment and output; a 2-task playbook 1.4 -> 0.8 CPU-s), and the module processes keep the bytecode of
+# their AnsiballZ payloads (tools/harness/bytecode_cache/sitecustomize.py). `make demo`, `make bench` and the
+# rehearsal run ansible-playbook as a user does. KOPSIBLE_FORKSERVER=0 or an empty KOPSIBLE_BYTECODE_CACHE turns
+# either off.
+os.environ.setdefault("KOPSIBLE_FORKSERVER", "1")
+os.environ.setdefault("KOPSIBLE_BYTECODE_CACHE", os.path.join(ROOT, ".cache", "bytecode"))
 # kops' state-store key of a shell that sourced the sandbox's sandbox.env (S3_*): the modules keep a caller's
 # S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY (plugins/module_utils/_kops/runner.py), which would sign the tests' kops runs
 # with the sandbox's key instead of each test's own credentials.

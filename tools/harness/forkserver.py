@@ -6,9 +6,9 @@ entry point (``ansible.cli.playbook.main``) a fresh process would (issue 28: the
 
 What is the same as a fresh ``ansible-playbook``: the entry point, the command line, the environment (replaced
 whole in the child), the working directory, standard input (``/dev/null``), output and exit status, a fresh
-``DEFAULT_LOCAL_TMP`` (so no AnsiballZ payload is shared between runs) removed at exit, a new session (its process
-group is killed on timeout). What cannot differ: Ansible reads its configuration (``ansible.constants``) when it is
-imported, so a server serves only runs whose configuration environment (:func:`config_key`: ``ANSIBLE_*`` and the
+``DEFAULT_LOCAL_TMP`` (so no AnsiballZ payload is shared between runs) removed at exit, a session of its own (on timeout it
+and every process below it are killed). What cannot differ: Ansible reads its configuration (``ansible.constants``)
+when it is imported, so a server serves only runs whose configuration environment (:func:`config_key`: ``ANSIBLE_*`` and the
 few other variables Ansible's config or Python read at start) equals its own; :class:`ForkServers` starts one per
 key. A server whose import wrote anything (a warning a user would see) refuses to serve, and the harness runs
 ``ansible-playbook`` as a process instead, so nothing a user sees is hidden.
@@ -65,7 +65,7 @@ class ForkServer:
     def run(self, argv, env, cwd, timeout):
         """Run ``argv`` (``argv[0]`` is the ``ansible-playbook`` path, as a user would call it) in a child with
         ``env`` (dict, the whole environment) in ``cwd``; returns ``(rc, stdout, stderr)`` (str). On ``timeout``
-        (seconds) the child's process group is killed and subprocess.TimeoutExpired raised."""
+        (seconds) the child and every process below it are killed and subprocess.TimeoutExpired raised."""
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -93,7 +93,7 @@ class ForkServer:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     if pid:
-                        _kill_group(pid)
+                        _kill_tree(pid)
                     conn.close()
                     for fd in chunks:
                         os.close(fd)
@@ -139,11 +139,28 @@ class ForkServer:
             os.unlink(self.socket_path)
 
 
-def _kill_group(pid):
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
+def _kill_tree(pid):
+    """SIGKILL ``pid`` and every process below it (Ansible's workers start sessions of their own, so a process
+    group is not enough), read from /proc before any is killed."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open("/proc/%s/stat" % entry) as handle:
+                    stat = handle.read()
+            except OSError:
+                continue
+            children.setdefault(int(stat[stat.rindex(")") + 2 :].split()[1]), []).append(int(entry))
+    tree, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        tree.append(current)
+        todo += children.get(current, [])
+    for member in tree:
+        try:
+            os.kill(member, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 class ForkServers:

@@ -82,7 +82,9 @@ def log_run(run, seconds, path=None):
 
 
 def ansible_env(emulator=None, extra=None):
-    """Environment for ansible-playbook: the collection path, config, and the emulator's AWS env."""
+    """Environment for ansible-playbook: the collection path, config, and the emulator's AWS env; with
+    ``KOPSIBLE_BYTECODE_CACHE`` set (the tests set it: tests/conftest.py), the PYTHONPATH of
+    tools/harness/bytecode_cache/sitecustomize.py."""
     env = dict(os.environ)
     env.update(
         ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".cache", "collections"),
@@ -90,6 +92,9 @@ def ansible_env(emulator=None, extra=None):
         ANSIBLE_NOCOLOR="1",
     )
     env["PATH"] = os.pathsep.join([os.path.join(ROOT, ".cache", "bin"), os.path.dirname(_python()), env.get("PATH", "")])
+    if env.get("KOPSIBLE_BYTECODE_CACHE"):
+        # the module processes keep what they compile from their AnsiballZ payloads (bytecode_cache/sitecustomize.py)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.join(ROOT, "tools", "harness", "bytecode_cache"), env.get("PYTHONPATH")) if p)
     if emulator is not None:
         env.update(emulator.aws_env())
     if extra:
@@ -193,7 +198,7 @@ def run_playbook(
         run_env["KOPSIBLE_PROGRESS_FD"] = str(progress_fd)
     started = time.monotonic()
     server = None
-    if on_start is None and progress_fd is None and os.environ.get("KOPSIBLE_FORKSERVER", "1") != "0":
+    if on_start is None and progress_fd is None and os.environ.get("KOPSIBLE_FORKSERVER") == "1":
         wrapper = cmd[: cmd.index(playbook_cli)]
         server = _fork_servers().get(run_env, tuple(wrapper) + (("env", "KOPSIBLE_RESOLV_CONF=" + resolv_conf) if resolv_conf else ()))
     if server is not None:
