@@ -15,6 +15,7 @@ import sys
 import yaml
 
 from .emulator import ROOT
+from .playbook import with_bytecode_cache
 
 MOLECULE_DIR = os.path.join(ROOT, "extensions", "molecule")
 # test file (tests/integration/) -> the scenarios it runs
@@ -61,6 +62,7 @@ def molecule_test(scenario, timeout=1200, emulator_url=None):
         env.pop(name, None)
     if emulator_url:
         env["KOPSIBLE_MOLECULE_EMULATOR"] = emulator_url
+    with_bytecode_cache(env)
     molecule = os.path.join(binary, "molecule")
     proc = subprocess.run([molecule, "test", "-s", scenario], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     return proc.returncode, re.sub(r"\x1b\[[0-9;]*m", "", proc.stdout + proc.stderr)

@@ -92,13 +92,21 @@ def ansible_env(emulator=None, extra=None):
         ANSIBLE_NOCOLOR="1",
     )
     env["PATH"] = os.pathsep.join([os.path.join(ROOT, ".cache", "bin"), os.path.dirname(_python()), env.get("PATH", "")])
-    if env.get("KOPSIBLE_BYTECODE_CACHE"):
-        # the module processes keep what they compile from their AnsiballZ payloads (bytecode_cache/sitecustomize.py)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.join(ROOT, "tools", "harness", "bytecode_cache"), env.get("PYTHONPATH")) if p)
+    with_bytecode_cache(env)
     if emulator is not None:
         env.update(emulator.aws_env())
     if extra:
         env.update(extra)
+    return env
+
+
+def with_bytecode_cache(env):
+    """``env`` (dict, changed in place and returned) with the PYTHONPATH of
+    tools/harness/bytecode_cache/sitecustomize.py when it sets ``KOPSIBLE_BYTECODE_CACHE``: the Python processes
+    started with it (Ansible's module processes) keep what they compile from their AnsiballZ payloads."""
+    hook = os.path.join(ROOT, "tools", "harness", "bytecode_cache")
+    if env.get("KOPSIBLE_BYTECODE_CACHE") and hook not in env.get("PYTHONPATH", "").split(os.pathsep):
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (hook, env.get("PYTHONPATH")) if p)
     return env
 
 
