@@ -177,7 +177,7 @@ def test_a_kill_in_the_second_hop_then_a_rerun_resumes_there_and_converges(small
     watcher.start()
     thread = threading.Thread(target=killer, daemon=True)
     thread.start()
-    cut = small.play([upgrade(small)])
+    cut = small.play([upgrade(small)], fork=False)  # a process of its own, found by its command line
     thread.join(60)
     assert "at" in killed and cut.failed, (killed, cut.stdout[-2000:])
     assert spec_version(small) == "1.34.0"

@@ -136,6 +136,7 @@ def run_playbook(
     stdout_callback="kopsible_json",
     progress=None,
     inventory=None,
+    fork=None,
 ):
     """Run ``ansible-playbook`` on localhost and return a :class:`PlaybookRun`.
 
@@ -156,6 +157,9 @@ def run_playbook(
         results still arrive as JSON at the end.
     :param inventory: an inventory source (e.g. a kopsible.kops.kops inventory file) instead of localhost with the
         local connection, as a user runs a playbook over their inventory.
+    :param fork: run in a child of this process's warm ``ansible-playbook`` (tools/harness/forkserver.py) rather than
+        as a process of its own: by default when ``KOPSIBLE_FORKSERVER=1`` (the tests set it) and neither ``on_start``
+        nor ``progress`` is given; False for a test that finds the run's processes by their command line.
     :param on_start: called with the ``subprocess.Popen`` of ``ansible-playbook`` once it started (its pid is the
         controller's), e.g. to send it the SIGINT a terminal sends on Ctrl-C.
     """
@@ -206,7 +210,9 @@ def run_playbook(
         run_env["KOPSIBLE_PROGRESS_FD"] = str(progress_fd)
     started = time.monotonic()
     server = None
-    if on_start is None and progress_fd is None and os.environ.get("KOPSIBLE_FORKSERVER") == "1":
+    if fork is None:
+        fork = os.environ.get("KOPSIBLE_FORKSERVER") == "1"
+    if fork and on_start is None and progress_fd is None:
         wrapper = cmd[: cmd.index(playbook_cli)]
         server = _fork_servers().get(run_env, tuple(wrapper) + (("env", "KOPSIBLE_RESOLV_CONF=" + resolv_conf) if resolv_conf else ()))
     if server is not None:
