@@ -47,8 +47,8 @@ def test_a_forked_run_keeps_the_runs_environment_and_exit_status(monkeypatch):
 def test_a_forked_run_past_its_timeout_is_killed(monkeypatch):
     monkeypatch.setenv("KOPSIBLE_FORKSERVER", "1")
     with pytest.raises(subprocess.TimeoutExpired):
-        playbook.run_playbook([{"name": "wait", "ansible.builtin.command": "sleep 30"}], timeout=5)
-    gone = subprocess.run(["pgrep", "-f", "sleep 30"], capture_output=True, text=True)
+        playbook.run_playbook([{"name": "wait", "ansible.builtin.command": "sleep 29.25"}], timeout=5)
+    gone = subprocess.run(["pgrep", "-f", "sleep 29.25"], capture_output=True, text=True)
     assert gone.stdout == ""
 
 
