@@ -31,8 +31,9 @@ import threading
 import time
 
 # Environment variables read while Ansible is imported (ansible/config/base.yml: every ANSIBLE_* setting, NO_COLOR,
-# EDITOR, PAGER) or when Python starts (PYTHON*, locale), and those the import's paths depend on.
-_CONFIG_ENV = re.compile(r"^(ANSIBLE_\w+|PYTHON\w*|LC_\w+|LANG|LANGUAGE|NO_COLOR|EDITOR|PAGER|HOME|TMPDIR|TERM|COLUMNS)$")
+# EDITOR, PAGER) or when Python starts (PYTHON*, locale), those the import's paths depend on, and the resolv.conf
+# tools/with-local-dns mounts for the server and its children.
+_CONFIG_ENV = re.compile(r"^(ANSIBLE_\w+|PYTHON\w*|LC_\w+|LANG|LANGUAGE|NO_COLOR|EDITOR|PAGER|HOME|TMPDIR|TERM|COLUMNS|KOPSIBLE_RESOLV_CONF)$")
 
 
 def config_key(env, wrapper=()):

@@ -209,33 +209,15 @@ def run_playbook(
         progress_fd = os.dup(progress.fileno())
         run_env["KOPSIBLE_PROGRESS_FD"] = str(progress_fd)
     started = time.monotonic()
-    server = None
     if fork is None:
         fork = os.environ.get("KOPSIBLE_FORKSERVER") == "1"
-    if fork and on_start is None and progress_fd is None:
-        wrapper = cmd[: cmd.index(playbook_cli)]
-        server = _fork_servers().get(run_env, tuple(wrapper) + (("env", "KOPSIBLE_RESOLV_CONF=" + resolv_conf) if resolv_conf else ()))
-    if server is not None:
-        try:
-            rc, stdout, stderr = server.run(cmd[len(wrapper) :], run_env, ROOT, timeout)
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-        run = PlaybookRun(rc, stdout, stderr)
-        log_run(run, time.monotonic() - started)
-        return run
+    wrapper = cmd[: cmd.index(playbook_cli)]  # tools/with-local-dns, or nothing
+    server = _fork_servers().get(run_env, wrapper) if fork and on_start is None and progress_fd is None else None
     try:
-        with subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_env, cwd=ROOT, pass_fds=(progress_fd,) if progress_fd is not None else ()
-        ) as child:
-            if on_start is not None:
-                on_start(child)
-            try:
-                stdout, stderr = child.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                child.kill()
-                child.communicate()
-                raise
-        proc = subprocess.CompletedProcess(cmd, child.returncode, stdout, stderr)
+        if server is not None:
+            proc = subprocess.CompletedProcess(cmd, *server.run(cmd[len(wrapper) :], run_env, ROOT, timeout))
+        else:
+            proc = _run_process(cmd, run_env, progress_fd, on_start, timeout)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
         if progress_fd is not None:
@@ -243,6 +225,23 @@ def run_playbook(
     run = PlaybookRun(proc.returncode, proc.stdout, proc.stderr)
     log_run(run, time.monotonic() - started)
     return run
+
+
+def _run_process(cmd, run_env, progress_fd, on_start, timeout):
+    """``cmd`` as a process of its own (subprocess.CompletedProcess); kills it and raises TimeoutExpired past
+    ``timeout`` seconds."""
+    with subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=run_env, cwd=ROOT, pass_fds=(progress_fd,) if progress_fd is not None else ()
+    ) as child:
+        if on_start is not None:
+            on_start(child)
+        try:
+            stdout, stderr = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            raise
+    return subprocess.CompletedProcess(cmd, child.returncode, stdout, stderr)
 
 
 _SERVERS = []
