@@ -22,12 +22,14 @@ class Emulator:
     """A moto server on loopback port ``port`` (a free one by default).
 
     ``url`` is ``http://127.0.0.1:PORT``. :meth:`reset` empties every backend
-    (``POST /moto-api/reset``); :meth:`state` returns ``GET /moto-api/data.json`` as bytes.
+    (``POST /moto-api/reset``); :meth:`state` returns ``GET /moto-api/data.json`` as bytes. With ``access_log``
+    False the log at ``log_path`` holds errors only (``tools/emulator.py --no-access-log``), not a line per request.
     """
 
-    def __init__(self, log_path=None, port=0):
+    def __init__(self, log_path=None, port=0, access_log=True):
         self.log_path = log_path or os.path.join(tempfile.gettempdir(), "kopsible-emulator.log")
         self.port = port  # 0: a free port chosen by the system
+        self.access_log = access_log
         self.proc = None
         self.url = None
         self._clients, self._clients_lock, self._client_session = {}, threading.Lock(), None  # see client()
@@ -39,7 +41,8 @@ class Emulator:
         os.unlink(port_file)
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, os.path.join(ROOT, "tools", "emulator.py"), "--port", str(self.port), "--port-file", port_file],
+            [sys.executable, os.path.join(ROOT, "tools", "emulator.py"), "--port", str(self.port), "--port-file", port_file]
+            + ([] if self.access_log else ["--no-access-log"]),
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
