@@ -19,10 +19,12 @@ os.environ.setdefault("GOGC", "200")
 # Harness tuning of the Python processes, not of what is tested (issue 28): harness.playbook.run_playbook runs each
 # playbook in a child forked from a warm ansible-playbook (tools/harness/forkserver.py: the same entry point, command
 # line, environment and output; a 2-task playbook 1.4 -> 0.8 CPU-s), and the module processes keep the bytecode of
-# their AnsiballZ payloads (tools/harness/bytecode_cache/sitecustomize.py). `make demo`, `make bench` and the
-# rehearsal run ansible-playbook as a user does. KOPSIBLE_FORKSERVER=0 or an empty KOPSIBLE_BYTECODE_CACHE turns
-# either off.
+# their AnsiballZ payloads (tools/harness/bytecode_cache/sitecustomize.py) and hand them to a warm Python that has
+# imported boto3 (tools/harness/module_server.py: the same payload, standard streams, environment and exit status).
+# `make demo`, `make bench` and the rehearsal run ansible-playbook as a user does. KOPSIBLE_FORKSERVER=0,
+# KOPSIBLE_MODULE_FORKSERVER=0 or an empty KOPSIBLE_BYTECODE_CACHE turns each off.
 os.environ.setdefault("KOPSIBLE_FORKSERVER", "1")
+os.environ.setdefault("KOPSIBLE_MODULE_FORKSERVER", "1")
 os.environ.setdefault("KOPSIBLE_BYTECODE_CACHE", os.path.join(ROOT, ".cache", "bytecode"))
 # kops' state-store key of a shell that sourced the sandbox's sandbox.env (S3_*): the modules keep a caller's
 # S3_ACCESS_KEY_ID/S3_SECRET_ACCESS_KEY (plugins/module_utils/_kops/runner.py), which would sign the tests' kops runs

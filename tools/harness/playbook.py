@@ -84,7 +84,7 @@ def log_run(run, seconds, path=None):
 def ansible_env(emulator=None, extra=None):
     """Environment for ansible-playbook: the collection path, config, and the emulator's AWS env; with
     ``KOPSIBLE_BYTECODE_CACHE`` set (the tests set it: tests/conftest.py), the PYTHONPATH of
-    tools/harness/bytecode_cache/sitecustomize.py."""
+    tools/harness/bytecode_cache/sitecustomize.py and the module server (:func:`with_bytecode_cache`)."""
     env = dict(os.environ)
     env.update(
         ANSIBLE_COLLECTIONS_PATH=os.path.join(ROOT, ".cache", "collections"),
@@ -103,10 +103,18 @@ def ansible_env(emulator=None, extra=None):
 def with_bytecode_cache(env):
     """``env`` (dict, changed in place and returned) with the PYTHONPATH of
     tools/harness/bytecode_cache/sitecustomize.py when it sets ``KOPSIBLE_BYTECODE_CACHE``: the Python processes
-    started with it (Ansible's module processes) keep what they compile from their AnsiballZ payloads."""
+    started with it (Ansible's module processes) keep what they compile from their AnsiballZ payloads. With
+    ``KOPSIBLE_MODULE_FORKSERVER=1`` in this process's environment (the tests set it) it also names, in
+    ``KOPSIBLE_MODULE_SERVER``, this process's module server for that Python set-up (tools/harness/module_server.py),
+    to which each module process hands its payload."""
     hook = os.path.join(ROOT, "tools", "harness", "bytecode_cache")
     if env.get("KOPSIBLE_BYTECODE_CACHE") and hook not in env.get("PYTHONPATH", "").split(os.pathsep):
         env["PYTHONPATH"] = os.pathsep.join(p for p in (hook, env.get("PYTHONPATH")) if p)
+    env.pop("KOPSIBLE_MODULE_SERVER", None)
+    if env.get("KOPSIBLE_BYTECODE_CACHE") and os.environ.get("KOPSIBLE_MODULE_FORKSERVER") == "1":
+        server = _servers("module").get(dict(env, KOPSIBLE_MODULE_PYTHON=_python()))
+        if server is not None:
+            env["KOPSIBLE_MODULE_SERVER"] = server.socket_path
     return env
 
 
@@ -212,7 +220,7 @@ def run_playbook(
     if fork is None:
         fork = os.environ.get("KOPSIBLE_FORKSERVER") == "1"
     wrapper = cmd[: cmd.index(playbook_cli)]  # tools/with-local-dns, or nothing
-    server = _fork_servers().get(run_env, wrapper) if fork and on_start is None and progress_fd is None else None
+    server = _servers("playbook").get(run_env, wrapper) if fork and on_start is None and progress_fd is None else None
     try:
         if server is not None:
             proc = subprocess.CompletedProcess(cmd, *server.run(cmd[len(wrapper) :], run_env, ROOT, timeout))
@@ -244,17 +252,19 @@ def _run_process(cmd, run_env, progress_fd, on_start, timeout):
     return subprocess.CompletedProcess(cmd, child.returncode, stdout, stderr)
 
 
-_SERVERS = []
+_SERVERS = {}
 
 
-def _fork_servers():
-    """This process's :class:`harness.forkserver.ForkServers` (made on first use, stopped at exit)."""
-    if not _SERVERS:
+def _servers(kind):
+    """This process's warm ``ansible-playbook`` servers (``kind`` "playbook": :class:`harness.forkserver.ForkServers`)
+    or module servers ("module": :class:`harness.module_server.ModuleServers`), made on first use, stopped at exit."""
+    if kind not in _SERVERS:
         import atexit
 
         from .forkserver import ForkServers
+        from .module_server import ModuleServers
 
-        servers = ForkServers(tempfile.mkdtemp(prefix="kopsible-forkserver-"))
+        servers = {"playbook": ForkServers, "module": ModuleServers}[kind](tempfile.mkdtemp(prefix="kopsible-%s-servers-" % kind))
         atexit.register(servers.stop)
-        _SERVERS.append(servers)
-    return _SERVERS[0]
+        _SERVERS[kind] = servers
+    return _SERVERS[kind]
