@@ -226,6 +226,7 @@ def _serve(socket_path):
         sys.stdout.write("refused: importing Ansible failed (%s) or wrote output a user would see: %s\n" % (failed, written))
         sys.stdout.flush()
         sys.exit(1)
+    _parse_builtin_routing_once()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(socket_path)
     listener.listen(16)
@@ -263,6 +264,28 @@ def _serve(socket_path):
         conn.close()
         for fd in fds:
             os.close(fd)
+
+
+def _parse_builtin_routing_once():
+    """Parse ansible-core's routing of ``ansible.builtin`` (ansible/config/ansible_builtin_runtime.yml, 370 KB of
+    YAML: about 0.1 CPU-s, which every playbook run spends) here, once, for the children. Ansible's collection loader
+    calls ``_meta_yml_to_dict(raw, content_id)``, which it documents as replaceable "to allow other implementations
+    to cache the output"; the replacement answers a child's first call with exactly these bytes from the parse made
+    here (each child is a process of its own, so what a run does to the dict stays in that run) and parses every
+    other call, as Ansible does."""
+    import ansible
+    from ansible.utils.collection_loader import _collection_finder
+
+    with open(os.path.join(os.path.dirname(ansible.__file__), "config", "ansible_builtin_runtime.yml"), "rb") as handle:
+        raw = handle.read()
+    parse = _collection_finder._meta_yml_to_dict
+    parsed = {raw: parse(raw, ("ansible.builtin", "runtime.yml"))}
+
+    def meta_yml_to_dict(yaml_string_data, content_id):
+        ready = parsed.pop(yaml_string_data, None) if isinstance(yaml_string_data, bytes) else None
+        return parse(yaml_string_data, content_id) if ready is None else ready
+
+    _collection_finder._meta_yml_to_dict = meta_yml_to_dict
 
 
 def _reap():
