@@ -113,13 +113,18 @@ def _module_process(server, mark, extra_env=None, **kwargs):
 
 
 @pytest.fixture
-def module_server(tmp_path):
+def module_server():
+    import shutil
+    import tempfile
+
     from harness.module_server import ModuleServers
 
-    servers = ModuleServers(str(tmp_path))
+    workdir = tempfile.mkdtemp(prefix="kopsible-test-")  # a socket's path has at most 107 bytes (pytest's are longer)
+    servers = ModuleServers(workdir)
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tools", "harness", "bytecode_cache"))
     yield servers.get(env)
     servers.stop()
+    shutil.rmtree(workdir)
 
 
 def _gone(command_line, seconds=5.0):
