@@ -117,7 +117,7 @@ def module_server():
     import shutil
     import tempfile
 
-    from harness.module_server import ModuleServers
+    from harness.forkserver import ModuleServers
 
     workdir = tempfile.mkdtemp(prefix="kopsible-test-")  # a socket's path has at most 107 bytes (pytest's are longer)
     servers = ModuleServers(workdir)

@@ -13,6 +13,10 @@ few other variables Ansible's config or Python read at start) equals its own; :c
 key. A server whose import wrote anything (a warning a user would see) refuses to serve, and the harness runs
 ``ansible-playbook`` as a process instead, so nothing a user sees is hidden.
 
+This file also starts the module servers (:class:`ModuleServers`; the server itself is tools/harness/module_server.py)
+and holds what both kinds of server share: starting one and waiting for ``ready`` (:class:`ServerProcess`), one server
+per key (:class:`Servers`), imports whose output is caught (:func:`import_quietly`) and killing a process tree.
+
 Protocol (AF_UNIX stream socket, one connection per run): the client sends one JSON line ``{"argv", "env", "cwd"}``
 with the write ends of its stdout and stderr pipes attached (SCM_RIGHTS); the server forks; the child answers
 ``{"pid": N}`` then, when the run ends, ``{"rc": N}``. A connection closed without an ``rc`` means the child was
@@ -43,25 +47,49 @@ def config_key(env, wrapper=()):
     return tuple(sorted((k, v) for k, v in env.items() if _CONFIG_ENV.match(k))) + (tuple(wrapper),)
 
 
-class ForkServerUnavailable(Exception):
-    """The server could not start, or refused to serve (its import wrote output): run ``ansible-playbook`` as a
-    process instead."""
+class ServerUnavailable(Exception):
+    """A server could not start, or refused to serve (its imports wrote output): run the work as a process
+    instead."""
 
 
-class ForkServer:
+class ServerProcess:
+    """A server process of the harness: ``cmd`` started with ``env``, which says ``ready`` on its standard output
+    once it serves on :attr:`socket_path` (a new socket in ``workdir`` named after ``name``); raises
+    ServerUnavailable with what it wrote otherwise."""
+
+    def __init__(self, name, cmd, env, workdir):
+        self.socket_path = os.path.join(workdir, "%s-%d-%d.sock" % (name, os.getpid(), id(self)))
+        self.process = subprocess.Popen(
+            list(cmd) + [self.socket_path], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        line = self.process.stdout.readline()
+        if line.strip() != "ready":
+            rest = line + (self.process.stdout.read() if self.process.poll() is not None or line else "")
+            self.stop()
+            raise ServerUnavailable("the %s did not start: %r" % (name.replace("-", " "), rest[-2000:]))
+
+    def stop(self):
+        """End the server (children still running finish on their own)."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process.stdout.close()
+        if os.path.exists(self.socket_path):
+            os.unlink(self.socket_path)
+
+
+class ForkServer(ServerProcess):
     """One server process (``python -m harness.forkserver SOCKET``) started with ``env`` under ``wrapper`` (a list,
     prepended to the command). :meth:`run` is thread-safe (one connection per run)."""
 
     def __init__(self, env, wrapper, workdir):
-        self.socket_path = os.path.join(workdir, "forkserver-%d-%d.sock" % (os.getpid(), id(self)))
-        cmd = list(wrapper) + [sys.executable, "-m", "harness.forkserver", self.socket_path]
+        cmd = list(wrapper) + [sys.executable, "-m", "harness.forkserver"]
         env = dict(env, PYTHONPATH=os.pathsep.join(p for p in (os.path.dirname(os.path.dirname(os.path.abspath(__file__))), env.get("PYTHONPATH")) if p))
-        self.process = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        line = self.process.stdout.readline()
-        if line.strip() != "ready":
-            rest = line + self.process.stdout.read() if self.process.poll() is not None or line else line
-            self.stop()
-            raise ForkServerUnavailable("the fork server did not start: %r" % rest[-2000:])
+        super().__init__("fork-server", cmd, env, workdir)
 
     def run(self, argv, env, cwd, timeout):
         """Run ``argv`` (``argv[0]`` is the ``ansible-playbook`` path, as a user would call it) in a child with
@@ -78,7 +106,7 @@ class ForkServer:
             conn.close()
             for fd in (out_r, out_w, err_r, err_w):
                 os.close(fd)
-            raise ForkServerUnavailable("the fork server does not answer: %s" % error) from error
+            raise ServerUnavailable("the fork server does not answer: %s" % error) from error
         os.close(out_w)
         os.close(err_w)
         chunks = {out_r: [], err_r: []}
@@ -126,19 +154,6 @@ class ForkServer:
         stderr = b"".join(chunks[err_r]).decode(errors="replace")
         return (-signal.SIGKILL if rc is None else rc), stdout, stderr
 
-    def stop(self):
-        """End the server (children still running finish on their own)."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process.stdout.close()
-        if os.path.exists(self.socket_path):
-            os.unlink(self.socket_path)
-
 
 def _kill_tree(pid):
     """SIGKILL ``pid`` and every process below it (Ansible's workers start sessions of their own, so a process
@@ -164,22 +179,29 @@ def _kill_tree(pid):
             pass
 
 
-class ForkServers:
-    """The servers of one test process, one per :func:`config_key`, started on first use and stopped at exit. A key
-    whose server cannot serve is remembered and its runs go to a process (``None`` from :meth:`get`)."""
+class Servers:
+    """The servers of one test process, one per key (:meth:`key` of the arguments of :meth:`get`), started on first
+    use and stopped at exit. A key whose server cannot serve is remembered and :meth:`get` answers None for it (the
+    work then runs as a process, as without the servers)."""
+
+    server_class, fallback = None, ""
 
     def __init__(self, workdir):
         self.workdir, self.servers, self.lock = workdir, {}, threading.Lock()
 
-    def get(self, env, wrapper=()):
-        """The server for ``env`` under ``wrapper``, or None when it cannot serve."""
-        key = config_key(env, wrapper)
+    def key(self, env, *args):
+        raise NotImplementedError
+
+    def get(self, env, *args):
+        """The server for ``env`` (dict) and ``args`` (those of the server class between ``env`` and ``workdir``),
+        or None when it cannot serve."""
+        key = self.key(env, *args)
         with self.lock:
             if key not in self.servers:
                 try:
-                    self.servers[key] = ForkServer(env, wrapper, self.workdir)
-                except ForkServerUnavailable as error:
-                    sys.stderr.write("harness: %s; ansible-playbook runs as a process for this environment\n" % error)
+                    self.servers[key] = self.server_class(env, *args, self.workdir)
+                except ServerUnavailable as error:
+                    sys.stderr.write("harness: %s; %s\n" % (error, self.fallback))
                     self.servers[key] = None
             return self.servers[key]
 
@@ -191,27 +213,54 @@ class ForkServers:
             self.servers.clear()
 
 
-# --- the server side -------------------------------------------------------------------------------------------
+class ForkServers(Servers):
+    """The warm ``ansible-playbook`` servers of one test process, one per :func:`config_key` (``get(env, wrapper)``)."""
+
+    server_class, fallback = ForkServer, "ansible-playbook runs as a process for this environment"
+
+    def key(self, env, wrapper=()):
+        return config_key(env, wrapper)
 
 
-def _serve(socket_path):
-    """Import ansible-playbook's code, say ``ready`` (or exit 1 with what the import wrote), then fork a child per
-    connection until terminated or its parent (the test process) is gone."""
+class ModuleServer(ServerProcess):
+    """One module server (``python tools/harness/module_server.py SOCKET``) started with ``env`` (whose
+    ``KOPSIBLE_MODULE_PYTHON`` names the module processes' interpreter); module processes with
+    ``KOPSIBLE_MODULE_SERVER`` set to :attr:`socket_path` hand their payload to it."""
+
+    def __init__(self, env, workdir):
+        env = {k: v for k, v in env.items() if k != "KOPSIBLE_MODULE_SERVER"}
+        cmd = [env.get("KOPSIBLE_MODULE_PYTHON") or sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "module_server.py")]
+        super().__init__("module-server", cmd, env, workdir)
+
+
+class ModuleServers(Servers):
+    """The module servers of one test process, one per Python set-up (``get(env)``: the variables Python reads at
+    start-up, harness.module_server.START_ENV, and ``KOPSIBLE_MODULE_PYTHON``)."""
+
+    server_class, fallback = ModuleServer, "module processes run their payloads themselves"
+
+    def key(self, env):
+        from .module_server import START_ENV
+
+        return tuple(sorted((k, v) for k, v in env.items() if k.startswith(START_ENV) or k == "KOPSIBLE_MODULE_PYTHON"))
+
+
+def import_quietly(names):
+    """Import the modules ``names`` (str) with what they write caught at descriptors 1 and 2 (where Ansible's own
+    wrapping of sys.stdout/sys.stderr writes a warning a user would see); returns ``(failed, written)``: the repr of
+    the exception an import raised (None if none did, e.g. the SystemExit of an invalid Ansible setting) and the
+    output (str)."""
     import tempfile
 
-    # what the import writes (a warning a user would see) is caught at the descriptors, where Ansible's own
-    # wrapping of sys.stdout/sys.stderr writes it
     saved = os.dup(1), os.dup(2)
     with tempfile.TemporaryFile() as capture:
         os.dup2(capture.fileno(), 1)
         os.dup2(capture.fileno(), 2)
         failed = None
         try:
-            import ansible.cli.playbook  # noqa: F401  (ansible.constants: the configuration of this environment)
-            import ansible.executor.playbook_executor  # noqa: F401
-            import ansible.executor.task_queue_manager  # noqa: F401
-            import ansible.plugins.loader  # noqa: F401
-        except BaseException as error:  # e.g. the SystemExit of an invalid setting: the process run shows it
+            for name in names:
+                __import__(name)
+        except BaseException as error:
             failed = repr(error)
         finally:
             sys.stdout.flush()
@@ -221,7 +270,19 @@ def _serve(socket_path):
             for fd in saved:
                 os.close(fd)
         capture.seek(0)
-        written = capture.read().decode(errors="replace")
+        return failed, capture.read().decode(errors="replace")
+
+
+# --- the server side -------------------------------------------------------------------------------------------
+
+
+def _serve(socket_path):
+    """Import ansible-playbook's code, say ``ready`` (or exit 1 with what the import wrote), then fork a child per
+    connection until terminated or its parent (the test process) is gone."""
+    # ansible.constants: the configuration of this environment
+    failed, written = import_quietly(
+        ("ansible.cli.playbook", "ansible.executor.playbook_executor", "ansible.executor.task_queue_manager", "ansible.plugins.loader")
+    )
     if written or failed:
         sys.stdout.write("refused: importing Ansible failed (%s) or wrote output a user would see: %s\n" % (failed, written))
         sys.stdout.flush()

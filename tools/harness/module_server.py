@@ -33,13 +33,12 @@ import os
 import selectors
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
 
 # Read when Python starts (PYTHON*, the locale) or when the harness's sitecustomize is imported (the bytecode cache).
-_START_ENV = ("PYTHON", "LC_", "LANG", "KOPSIBLE_BYTECODE_CACHE")
+START_ENV = ("PYTHON", "LC_", "LANG", "KOPSIBLE_BYTECODE_CACHE")
 PRELOAD = (
     "boto3",
     "botocore.session",
@@ -72,78 +71,11 @@ def identity(env, path):
     return {
         "executable": sys.executable,
         "path": list(path),
-        "env": sorted([k, v] for k, v in env.items() if k.startswith(_START_ENV)),
+        "env": sorted([k, v] for k, v in env.items() if k.startswith(START_ENV)),
         "user": [os.getuid(), os.geteuid(), os.getgid(), os.getegid(), sorted(os.getgroups())],
         "nofile": list(resource.getrlimit(resource.RLIMIT_NOFILE)),
         "namespaces": namespaces,
     }
-
-
-class ModuleServerUnavailable(Exception):
-    """The server could not start, or refused to (its imports wrote output)."""
-
-
-class ModuleServer:
-    """One server process (``python tools/harness/module_server.py SOCKET``) started with ``env``; module processes
-    with ``KOPSIBLE_MODULE_SERVER`` set to :attr:`socket_path` hand their payload to it."""
-
-    def __init__(self, env, workdir):
-        self.socket_path = os.path.join(workdir, "module-server-%d-%d.sock" % (os.getpid(), id(self)))
-        env = {k: v for k, v in env.items() if k != "KOPSIBLE_MODULE_SERVER"}
-        python = env.get("KOPSIBLE_MODULE_PYTHON") or sys.executable
-        self.process = subprocess.Popen(
-            [python, os.path.abspath(__file__), self.socket_path],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        line = self.process.stdout.readline()
-        if line.strip() != "ready":
-            rest = line + (self.process.stdout.read() if self.process.poll() is not None or line else "")
-            self.stop()
-            raise ModuleServerUnavailable("the module server did not start: %r" % rest[-2000:])
-
-    def stop(self):
-        """End the server; children still running finish on their own."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.process.stdout.close()
-        if os.path.exists(self.socket_path):
-            os.unlink(self.socket_path)
-
-
-class ModuleServers:
-    """The module servers of one test process, one per Python set-up (:data:`_START_ENV` variables), started on
-    first use and stopped at exit. A set-up whose server cannot start is remembered (``None``)."""
-
-    def __init__(self, workdir):
-        self.workdir, self.servers, self.lock = workdir, {}, threading.Lock()
-
-    def get(self, env):
-        """The server for module processes started with ``env`` (dict), or None."""
-        key = tuple(sorted((k, v) for k, v in env.items() if k.startswith(_START_ENV) or k == "KOPSIBLE_MODULE_PYTHON"))
-        with self.lock:
-            if key not in self.servers:
-                try:
-                    self.servers[key] = ModuleServer(env, self.workdir)
-                except ModuleServerUnavailable as error:
-                    sys.stderr.write("harness: %s; module processes run their payloads themselves\n" % error)
-                    self.servers[key] = None
-            return self.servers[key]
-
-    def stop(self):
-        with self.lock:
-            for server in self.servers.values():
-                if server is not None:
-                    server.stop()
-            self.servers.clear()
 
 
 # --- the server side (this file run as a script: sys.path[0] is tools/harness) ------------------------------------
@@ -152,27 +84,9 @@ class ModuleServers:
 def _serve(socket_path):
     """Import :data:`PRELOAD`, say ``ready`` (or exit 1 with what the imports wrote), then fork a child per accepted
     module process until terminated or its parent (the test process) is gone."""
-    from forkserver import _kill_tree
+    import forkserver  # tools/harness is sys.path[0]
 
-    saved = os.dup(1), os.dup(2)
-    with tempfile.TemporaryFile() as capture:
-        os.dup2(capture.fileno(), 1)
-        os.dup2(capture.fileno(), 2)
-        failed = None
-        try:
-            for name in PRELOAD:
-                __import__(name)
-        except BaseException as error:
-            failed = repr(error)
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved:
-                os.close(fd)
-        capture.seek(0)
-        written = capture.read().decode(errors="replace")
+    failed, written = forkserver.import_quietly(PRELOAD)
     if written or failed:
         sys.stdout.write("refused: the imports failed (%s) or wrote output: %s\n" % (failed, written))
         sys.stdout.flush()
@@ -215,7 +129,7 @@ def _serve(socket_path):
             elif key.fileobj in children:
                 conn = key.fileobj
                 if not conn.recv(1):  # the module process is gone (it sends nothing after its request)
-                    _kill_tree(children[conn])  # not reaped yet, so the pid is still this child's
+                    forkserver._kill_tree(children[conn])  # not reaped yet, so the pid is still this child's
                 forget(conn)
         for pid in _reaped():
             for conn in [c for c, p in children.items() if p == pid]:

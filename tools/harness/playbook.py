@@ -257,12 +257,11 @@ _SERVERS = {}
 
 def _servers(kind):
     """This process's warm ``ansible-playbook`` servers (``kind`` "playbook": :class:`harness.forkserver.ForkServers`)
-    or module servers ("module": :class:`harness.module_server.ModuleServers`), made on first use, stopped at exit."""
+    or module servers ("module": :class:`harness.forkserver.ModuleServers`), made on first use, stopped at exit."""
     if kind not in _SERVERS:
         import atexit
 
-        from .forkserver import ForkServers
-        from .module_server import ModuleServers
+        from .forkserver import ForkServers, ModuleServers
 
         servers = {"playbook": ForkServers, "module": ModuleServers}[kind](tempfile.mkdtemp(prefix="kopsible-%s-servers-" % kind))
         atexit.register(servers.stop)
