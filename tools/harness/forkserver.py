@@ -303,13 +303,7 @@ def _serve(socket_path):
         except socket.timeout:
             continue
         conn.settimeout(None)
-        request, fds = b"", []
-        while not request.endswith(b"\n"):
-            data, new_fds, _flags, _addr = socket.recv_fds(conn, 1 << 20, 4)
-            if not data:
-                break
-            request += data
-            fds += new_fds
+        request, fds = receive_line(conn, 4)
         if not request.endswith(b"\n") or len(fds) != 2:
             conn.close()
             for fd in fds:
@@ -347,6 +341,19 @@ def _parse_builtin_routing_once():
         return parse(yaml_string_data, content_id) if ready is None else ready
 
     _collection_finder._meta_yml_to_dict = meta_yml_to_dict
+
+
+def receive_line(conn, max_fds):
+    """One request from ``conn``: ``(bytes up to and including the first newline, or what came before the
+    connection closed; the descriptors sent with it, at most max_fds a message)``."""
+    line, fds = b"", []
+    while not line.endswith(b"\n"):
+        data, new_fds, _flags, _addr = socket.recv_fds(conn, 1 << 20, max_fds)
+        if not data:
+            break
+        line += data
+        fds += new_fds
+    return line, fds
 
 
 def _reap():

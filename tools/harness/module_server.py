@@ -152,15 +152,12 @@ def _reaped():
 def _accept(conn, own, inherited):
     """Read one request from ``conn``; refuse it, or fork the child that serves it (its pid; None if refused).
     ``inherited``: what the child closes (sockets, the selector, descriptors)."""
+    import forkserver
+
     conn.settimeout(10)
-    data, fds = b"", []
+    fds = []
     try:
-        while not data.endswith(b"\n"):
-            chunk, new_fds, _flags, _addr = socket.recv_fds(conn, 1 << 20, 3)
-            if not chunk:
-                break
-            data += chunk
-            fds += new_fds
+        data, fds = forkserver.receive_line(conn, 3)
         request = json.loads(data) if data.endswith(b"\n") and len(fds) == 3 else None
         differs = None if request is None else sorted(k for k in own if request["identity"].get(k) != own[k])
         if request is None or differs:
