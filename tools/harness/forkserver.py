@@ -297,7 +297,7 @@ def _serve(socket_path):
     sys.stdout.flush()
     parent = os.getppid()
     while os.getppid() == parent:  # a server whose test process died ends too
-        _reap()
+        reap()
         try:
             conn, _ = listener.accept()
         except socket.timeout:
@@ -356,14 +356,17 @@ def receive_line(conn, max_fds):
     return line, fds
 
 
-def _reap():
+def reap():
+    """Reap the children of this process that ended; returns their pids (list)."""
+    pids = []
     while True:
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            return pids
         if pid == 0:
-            return
+            return pids
+        pids.append(pid)
 
 
 def _child(conn, request, fds):

@@ -131,22 +131,9 @@ def _serve(socket_path):
                 if not conn.recv(1):  # the module process is gone (it sends nothing after its request)
                     forkserver._kill_tree(children[conn])  # not reaped yet, so the pid is still this child's
                 forget(conn)
-        for pid in _reaped():
+        for pid in forkserver.reap():
             for conn in [c for c, p in children.items() if p == pid]:
                 forget(conn)
-
-
-def _reaped():
-    """The pids of the children that ended since the last call (reaped)."""
-    pids = []
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return pids
-        if pid == 0:
-            return pids
-        pids.append(pid)
 
 
 def _accept(conn, own, inherited):
