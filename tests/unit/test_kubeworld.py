@@ -159,18 +159,25 @@ def test_a_refused_kubelet_is_not_ready_and_says_why():
     assert status["nodeInfo"]["kubeletVersion"] == "v1.35.0"
 
 
+def answer(items):
+    """A list call's answer as the API server sends it and the client returns it with ``_preload_content=False``:
+    JSON text in ``.data``; ``items`` are dicts or client models (turned into JSON as the client would send them)."""
+    from kubernetes.client import ApiClient
+
+    return SimpleNamespace(data=json.dumps({"kind": "List", "items": [ApiClient().sanitize_for_serialization(i) for i in items]}))
+
+
 class RecordingCore:
     """The few CoreV1Api calls the node agent's removal and pods passes make, recorded (no cluster)."""
 
     def __init__(self, nodes):
         self.nodes, self.calls = nodes, []
 
-    def list_node(self):
-        meta = [SimpleNamespace(name=n, uid="uid-" + n, annotations={"kopsible.dev/instance-id": "i-" + n}) for n in self.nodes]
-        return SimpleNamespace(items=[SimpleNamespace(metadata=m) for m in meta])
+    def list_node(self, **kw):
+        return answer([{"metadata": {"name": n, "uid": "uid-" + n, "annotations": {"kopsible.dev/instance-id": "i-" + n}}} for n in self.nodes])
 
-    def list_pod_for_all_namespaces(self, **kw):
-        return SimpleNamespace(items=[])
+    def list_pod_for_all_namespaces(self, _preload_content=True, **kw):
+        return answer([]) if _preload_content is False else SimpleNamespace(items=[])
 
     def delete_node(self, name):
         self.calls.append(("delete_node", name))
@@ -359,7 +366,7 @@ def test_a_terminating_pod_is_deleted_only_once_its_containers_stopped():
     pod.spec.node_name = "ip-10-0-0-1.ec2.internal"
     deleted = []
     core = SimpleNamespace(
-        list_pod_for_all_namespaces=lambda: SimpleNamespace(items=[pod]),
+        list_pod_for_all_namespaces=lambda **kw: answer([pod]),
         delete_namespaced_pod=lambda name, namespace, grace_period_seconds: deleted.append((name, grace_period_seconds)),
     )
     agent = node_agent.NodeAgent("c.k8s.local", core, None, None, CILIUM_STORE)
@@ -385,7 +392,7 @@ def test_a_new_pod_is_ready_only_after_its_readiness_delay():
     )
     written = []
     core = SimpleNamespace(
-        list_pod_for_all_namespaces=lambda: SimpleNamespace(items=[pod]),
+        list_pod_for_all_namespaces=lambda **kw: answer([pod]),
         patch_namespaced_pod_status=lambda name, namespace, body: written.append(body["status"]["conditions"][-1]["status"]),
     )
     agent = node_agent.NodeAgent("c.k8s.local", core, None, None, CILIUM_STORE)
@@ -478,3 +485,31 @@ def test_an_api_endpoint_relays_to_the_server_and_closing_it_cuts_and_refuses():
     finally:
         forwarder.close()
         server.close()
+
+
+def test_a_list_cache_makes_a_model_once_per_version_of_an_object():
+    """ListCache: an object the API server answers again with the same uid and resourceVersion is the same model; a
+    new resourceVersion (any write) or a new object is read afresh; an object gone is forgotten; an object without a
+    resourceVersion is always read afresh."""
+    pods = [
+        {"metadata": {"name": "a", "namespace": "default", "uid": "u-a", "resourceVersion": "10"}, "status": {"phase": "Pending"}},
+        {"metadata": {"name": "b", "namespace": "default", "uid": "u-b", "resourceVersion": "11"}, "status": {"phase": "Running"}},
+        {"metadata": {"name": "c", "namespace": "default", "uid": "u-c"}, "status": {"phase": "Running"}},
+    ]
+    calls = []
+
+    def list_pods(**kwargs):
+        calls.append(kwargs)
+        return answer(pods)
+
+    cache = node_agent.ListCache(list_pods, "V1Pod")
+    first = cache.items()
+    assert [(p.metadata.name, p.status.phase) for p in first] == [("a", "Pending"), ("b", "Running"), ("c", "Running")]
+    assert calls == [{"_preload_content": False}]
+    pods[0] = {"metadata": {"name": "a", "namespace": "default", "uid": "u-a", "resourceVersion": "12"}, "status": {"phase": "Running"}}
+    second = cache.items()
+    assert second[0] is not first[0] and second[0].status.phase == "Running"  # written since: read afresh
+    assert second[1] is first[1]  # unchanged: the same model
+    assert second[2] is not first[2] and second[2].status.phase == "Running"  # no resourceVersion: never reused
+    del pods[1]
+    assert [p.metadata.name for p in cache.items()] == ["a", "c"] and ("u-b", "11") not in cache.models
