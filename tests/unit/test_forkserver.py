@@ -161,6 +161,29 @@ def test_a_module_process_the_server_cannot_be_runs_its_payload_itself(module_se
     assert int(refused.stdout) == os.getpid() and refused.returncode == 0 and refused.stderr == ""
 
 
+def test_a_module_process_in_a_mount_namespace_of_its_own_is_served_in_that_namespace(module_server, tmp_path):
+    """tools/with-local-dns runs a playbook (and its module processes) in a mount namespace of its own, with
+    /etc/resolv.conf bound to another file: the server's child joins that namespace (as root; a process in a user
+    namespace of its own, without root, is refused and runs its payload itself) and reads what the module process
+    would read."""
+    resolv = tmp_path / "resolv.conf"
+    resolv.write_text("nameserver 127.0.0.99  # %s\n" % tmp_path.name)
+    probe = "import os; print(os.getppid()); print(open('/etc/resolv.conf').read(), end='')"
+    env = dict(
+        os.environ,
+        PYTHONPATH=os.path.join(ROOT, "tools", "harness", "bytecode_cache"),
+        KOPSIBLE_MODULE_SERVER=module_server.socket_path,
+        KOPSIBLE_RESOLV_CONF=str(resolv),
+    )
+    wrapped = subprocess.run([os.path.join(ROOT, "tools", "with-local-dns"), sys.executable], input=probe, capture_output=True, text=True, env=env)
+    assert (wrapped.returncode, wrapped.stderr) == (0, ""), wrapped.stderr
+    ppid, content = wrapped.stdout.split("\n", 1)
+    assert content == resolv.read_text()  # the namespace's file, wherever the payload ran
+    assert (int(ppid) == module_server.process.pid) == (os.geteuid() == 0), ppid
+    with open("/etc/resolv.conf") as handle:
+        assert handle.read() != content  # the server itself, and this process, still see the machine's
+
+
 def test_a_killed_module_process_takes_its_payloads_processes_with_it(module_server):
     """A task's timeout kills the module process: the server's child and what it started end with it."""
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tools", "harness", "bytecode_cache"), KOPSIBLE_MODULE_SERVER=module_server.socket_path)

@@ -17,15 +17,18 @@ What is the same as a fresh ``python``: the interpreter, ``sys.path``, the paylo
 standard input, compiled as ``<stdin>``), the environment (replaced whole), working directory, umask, standard
 streams, exit status and ``atexit`` handling. What cannot be the same is decided by the server, which refuses
 (and the process then runs the payload itself): a different interpreter, ``sys.path``, Python or locale
-environment (read at start-up), user, resource limit on open files, or namespace (tools/with-local-dns runs
-playbooks in a mount namespace of their own, where /etc/resolv.conf differs). What a server's child has that a
+environment (read at start-up), user, resource limit on open files, or namespace. One namespace is joined instead:
+tools/with-local-dns runs playbooks in a mount namespace of their own, where /etc/resolv.conf differs; the module
+process sends that namespace along and the child enters it (setns(2)) before anything else, so it sees the files
+the module process sees (refused when the kernel does not let it). What a server's child has that a
 fresh process has not: the modules imported here (their import side effects: urllib3's warning filters, botocore's
 NullHandler), which an AWS module's own imports would have made too. A server whose imports wrote anything refuses
 to start, and module processes run as processes.
 
 Protocol (AF_UNIX stream socket, one connection per module process): the client sends one JSON line (:func:`request`)
-with its descriptors 0, 1 and 2 attached (SCM_RIGHTS); the server answers ``{"refused": reason}`` or forks, and the
-child answers ``{"pid": N}`` then, when the payload ends, ``{"rc": N}``.
+with its descriptors 0, 1 and 2 and an open ``/proc/self/ns/mnt`` attached (SCM_RIGHTS); the server answers
+``{"refused": reason}`` or forks, and the child answers ``{"pid": N}`` (or ``{"refused": reason}`` when it cannot
+join the mount namespace) then, when the payload ends, ``{"rc": N}``.
 """
 
 import json
@@ -144,9 +147,14 @@ def _accept(conn, own, inherited):
     conn.settimeout(10)
     fds = []
     try:
-        data, fds = forkserver.receive_line(conn, 3)
-        request = json.loads(data) if data.endswith(b"\n") and len(fds) == 3 else None
-        differs = None if request is None else sorted(k for k in own if request["identity"].get(k) != own[k])
+        data, fds = forkserver.receive_line(conn, 4)
+        request = json.loads(data) if data.endswith(b"\n") and len(fds) in (3, 4) else None
+        theirs = dict(request["identity"]) if request is not None else {}
+        if len(fds) == 4 and isinstance(theirs.get("namespaces"), dict) and theirs["namespaces"].get("mnt") != own["namespaces"]["mnt"]:
+            # a mount namespace of its own (tools/with-local-dns): the child joins it (_join_mount_namespace)
+            theirs["namespaces"] = dict(theirs["namespaces"], mnt=own["namespaces"]["mnt"])
+            request["join_mnt"] = True
+        differs = None if request is None else sorted(k for k in own if theirs.get(k) != own[k])
         if request is None or differs:
             conn.sendall(json.dumps({"refused": "differs: %s" % differs if differs else "bad request"}).encode() + b"\n")
             request = None
@@ -173,14 +181,43 @@ def _accept(conn, own, inherited):
     return pid
 
 
+# linux/sched.h: the flag of setns(2) for a mount namespace
+CLONE_NEWNS = 0x00020000
+
+
+def _join_mount_namespace(fd):
+    """Make this process's mount namespace the one ``fd`` (an open ``/proc/PID/ns/mnt``) refers to, as setns(2)
+    does (which also moves the root and working directory to that namespace's root: the caller changes directory
+    after). Raises OSError when the kernel refuses (no CAP_SYS_ADMIN over it, e.g. a namespace of a user namespace of
+    its own, or a process with threads)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.setns(fd, CLONE_NEWNS) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, os.strerror(error))
+
+
 def _child(conn, request, fds):
     """Run the payload on standard input as ``__main__``, as ``python`` reading a script from standard input does;
-    never returns."""
+    never returns. With a fourth descriptor (the module process's mount namespace, which differs from the server's:
+    tools/with-local-dns) the child first joins that namespace, so that it sees the files the module process sees
+    (/etc/resolv.conf); if the kernel refuses, the module process is told so and runs its payload itself."""
     import atexit
     import builtins
     import importlib.machinery
     import types
 
+    if len(fds) == 4:
+        mnt = fds.pop()
+        try:
+            if request.get("join_mnt"):
+                _join_mount_namespace(mnt)
+        except OSError as error:
+            conn.sendall(json.dumps({"refused": "cannot join the mount namespace: %s" % error}).encode() + b"\n")
+            os._exit(0)
+        finally:
+            os.close(mnt)
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)

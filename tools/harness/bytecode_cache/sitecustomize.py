@@ -72,7 +72,15 @@ def _run_in_module_server(socket_path):
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(socket_path)
-        socket.send_fds(conn, [protocol.request(sys.path)], [0, 1, 2])
+        try:  # the server's child joins this process's mount namespace when it differs (tools/with-local-dns)
+            namespace = [os.open("/proc/self/ns/mnt", os.O_RDONLY)]
+        except OSError:
+            namespace = []
+        try:
+            socket.send_fds(conn, [protocol.request(sys.path)], [0, 1, 2] + namespace)
+        finally:
+            for fd in namespace:
+                os.close(fd)
         reader = conn.makefile("rb")
         first = json.loads(reader.readline() or b"{}")
     except (OSError, ValueError):
