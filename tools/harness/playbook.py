@@ -167,7 +167,9 @@ def run_playbook(
         local connection, as a user runs a playbook over their inventory.
     :param fork: run in a child of this process's warm ``ansible-playbook`` (tools/harness/forkserver.py) rather than
         as a process of its own: by default when ``KOPSIBLE_FORKSERVER=1`` (the tests set it) and neither ``on_start``
-        nor ``progress`` is given; False for a test that finds the run's processes by their command line.
+        nor ``progress`` is given; False for a test that finds the run's processes by their command line: the run is
+        then a process tree as a user's, its module processes (and the kops they start) under it, not in the warm
+        module server (tools/harness/module_server.py).
     :param on_start: called with the ``subprocess.Popen`` of ``ansible-playbook`` once it started (its pid is the
         controller's), e.g. to send it the SIGINT a terminal sends on Ctrl-C.
     """
@@ -217,6 +219,8 @@ def run_playbook(
         progress_fd = os.dup(progress.fileno())
         run_env["KOPSIBLE_PROGRESS_FD"] = str(progress_fd)
     started = time.monotonic()
+    if fork is False:  # the whole tree under the run (see ``fork``)
+        run_env.pop("KOPSIBLE_MODULE_SERVER", None)
     if fork is None:
         fork = os.environ.get("KOPSIBLE_FORKSERVER") == "1"
     wrapper = cmd[: cmd.index(playbook_cli)]  # tools/with-local-dns, or nothing
