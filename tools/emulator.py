@@ -156,47 +156,6 @@ def fast_backend_lookup():
     DomainDispatcherApplication.get_backend_for_host = get_backend_for_host
 
 
-def fast_security_group_rule_filter():
-    """Answer ec2:DescribeSecurityGroupRules filtered by ``group-id`` (kops asks it for each security group it
-    manages, several thousand times a test run) by copying only the rules of those groups: moto copies every rule of
-    every security group of the region, then filters (5 ms a call, the emulator's costliest kops request in a profiled
-    run). The same answer: a rule whose group id no ``group-id`` value matches (``aws_api_matches``, wildcards
-    included) is one moto's own filter drops; the malformed-id check, the other filters, the ports moto shows as -1
-    and the order are moto's. A call with rule ids (an unknown one is refused among all rules) is left to moto."""
-    import copy
-    import itertools
-
-    from moto.core.utils import aws_api_matches
-    from moto.ec2.exceptions import InvalidGroupIdMalformedError
-    from moto.ec2.models.security_groups import SecurityGroupBackend
-    from moto.ec2.utils import is_valid_security_group_id
-
-    original = SecurityGroupBackend.describe_security_group_rules
-
-    def describe_security_group_rules(self, sg_rule_ids, filters):
-        wanted = (filters or {}).get("group-id")
-        if sg_rule_ids or not wanted:
-            return original(self, sg_rule_ids, filters)
-        for group_id in wanted:  # moto's check, first
-            if not is_valid_security_group_id(group_id):
-                raise InvalidGroupIdMalformedError(group_id)
-        rules = [
-            copy.copy(rule)
-            for vpc_and_group in self.groups.values()
-            for group in vpc_and_group.values()
-            for rule in itertools.chain(group.egress_rules, group.ingress_rules)
-            if any(aws_api_matches(value, rule.group_id) for value in wanted)
-        ]
-        for rule in rules:
-            if rule.from_port is None:
-                rule.from_port = -1
-            if rule.to_port is None:
-                rule.to_port = -1
-        return [rule for rule in rules if rule.matches_filters(filters)]
-
-    SecurityGroupBackend.describe_security_group_rules = describe_security_group_rules
-
-
 def cached_action_names():
     """Compute each response class's method names once: moto's dispatcher lists them for every request
     (``moto.core.responses.BaseResponse.call_action`` calls ``method_names_from_class``, an ``inspect.getmembers``
@@ -615,7 +574,6 @@ def main(argv=None):
 
     emulator_patches.apply_all()
     fast_backend_lookup()
-    fast_security_group_rule_filter()
     cached_action_names()
     if args.no_access_log:
         no_access_log()

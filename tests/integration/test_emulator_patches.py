@@ -454,35 +454,6 @@ def test_saved_state_restores_every_service_and_keeps_links_between_them(emulato
         emulator.drop_state("t")
 
 
-def test_security_group_rules_filtered_by_group_are_the_rules_of_that_group(emulator):
-    """tools/emulator.py fast_security_group_rule_filter (a faster path for kops' DescribeSecurityGroupRules by
-    group-id): the answer is the group's rules as the unfiltered answer (moto's own path) has them, ports of an
-    all-protocol rule -1 included, for one group or several; a malformed group id is refused as moto refuses it."""
-    ec2 = emulator.client("ec2")
-    vpc = ec2.create_vpc(CidrBlock="10.3.0.0/16")["Vpc"]["VpcId"]
-    groups = [ec2.create_security_group(GroupName=n, Description=n, VpcId=vpc)["GroupId"] for n in ("nodes", "masters", "elb")]
-    ec2.authorize_security_group_ingress(
-        GroupId=groups[0],
-        IpPermissions=[
-            {"IpProtocol": "tcp", "FromPort": 22, "ToPort": 22, "IpRanges": [{"CidrIp": "0.0.0.0/0"}]},
-            {"IpProtocol": "-1", "UserIdGroupPairs": [{"GroupId": groups[1]}]},
-        ],
-    )
-    ec2.authorize_security_group_ingress(
-        GroupId=groups[1], IpPermissions=[{"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "IpRanges": [{"CidrIp": "10.0.0.0/8"}]}]
-    )
-    everything = ec2.describe_security_group_rules()["SecurityGroupRules"]
-
-    def by_group(*ids):
-        return ec2.describe_security_group_rules(Filters=[{"Name": "group-id", "Values": list(ids)}])["SecurityGroupRules"]
-
-    assert by_group(groups[0]) == [r for r in everything if r["GroupId"] == groups[0]] and len(by_group(groups[0])) == 3  # 2 in, 1 out
-    assert by_group(groups[0], groups[1]) == [r for r in everything if r["GroupId"] in groups[:2]]
-    assert {(r["FromPort"], r["ToPort"]) for r in by_group(groups[0]) if r["IpProtocol"] == "-1"} == {(-1, -1)}
-    assert by_group(groups[2]) == [r for r in everything if r["GroupId"] == groups[2]]
-    assert refused(ec2.describe_security_group_rules, Filters=[{"Name": "group-id", "Values": ["nodes"]}]) == "InvalidGroupId.Malformed"
-
-
 def test_a_restore_leaves_s3_bucket_names_as_aws_has_them(emulator):
     """S3 has one namespace of bucket names, which moto keeps in a registry beside its backends. A restore of a saved
     state must leave that registry naming exactly the restored buckets: a bucket made after the save is gone (HeadBucket
